@@ -1,0 +1,15 @@
+"""stoker keeps accelerators fed: data loading, decoding and augmentation on the CPU (and, in
+later versions, the GPU), with NVIDIA DALI's Python API.
+
+    from stoker import pipeline_def, fn, types
+"""
+from . import _C
+from ._C import DecodeError, InternalError, TensorListCPU
+from . import types
+from .pipeline import DataNode, Pipeline, pipeline_def
+from . import fn
+from . import ops
+
+__version__ = "0.1.0"
+__all__ = ["Pipeline", "pipeline_def", "fn", "ops", "types", "DataNode", "DecodeError",
+           "InternalError", "TensorListCPU", "__version__"]

@@ -1,0 +1,420 @@
+"""Pipelines: the graph recorded from ``fn.*`` calls, built into stoker's C++ executor."""
+import functools
+import inspect
+import os
+import threading
+
+from . import _C
+from . import types as _types
+
+__all__ = ["Pipeline", "pipeline_def", "DataNode"]
+
+_current = threading.local()
+
+
+def _current_pipeline():
+    stack = getattr(_current, "stack", None)
+    return stack[-1] if stack else None
+
+
+def _user_location():
+    """'file.py:12' of the innermost frame outside the stoker package."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    frame = inspect.currentframe()
+    try:
+        while frame is not None:
+            path = os.path.abspath(frame.f_code.co_filename)
+            if not path.startswith(here + os.sep):
+                return f"{os.path.basename(path)}:{frame.f_lineno}"
+            frame = frame.f_back
+    finally:
+        del frame
+    return ""
+
+
+class _OpRecord:
+    """One operator instance in a pipeline's graph."""
+    __slots__ = ("schema", "device", "args", "tensor_args", "inputs", "num_outputs", "name",
+                 "location", "preserve", "index", "outputs")
+
+    def __init__(self, schema, device, args, tensor_args, inputs, num_outputs, name, preserve):
+        self.schema = schema
+        self.device = device
+        self.args = args
+        self.tensor_args = tensor_args
+        self.inputs = inputs
+        self.num_outputs = num_outputs
+        self.name = name
+        self.location = _user_location()
+        self.preserve = preserve
+        self.index = -1
+        self.outputs = []
+
+
+class DataNode:
+    """A batch that flows between operators when the pipeline runs. Supports arithmetic and
+    comparisons with other nodes and Python numbers (``images * 2 + 1``, ``labels == 3``)."""
+    __slots__ = ("op", "output", "device", "pipeline", "__weakref__")
+
+    def __init__(self, op, output, device, pipeline):
+        self.op = op
+        self.output = output
+        self.device = device
+        self.pipeline = pipeline
+
+    @property
+    def name(self):
+        return f"{self.op.schema}[{self.op.index}].{self.output}"
+
+    def __repr__(self):
+        return f"DataNode({self.op.schema}, output {self.output}, device='{self.device}')"
+
+    def gpu(self):
+        raise NotImplementedError(
+            "DataNode.gpu(): this build of stoker has no GPU stage yet; run the pipeline on the "
+            "CPU (device_id=None) or keep the data on the CPU.")
+
+    def cpu(self):
+        return self
+
+    def __bool__(self):
+        raise TypeError("a DataNode has no truth value while the pipeline is being defined; "
+                        "use arithmetic or comparisons on it (e.g. `x == 3`) instead of `if x:`.")
+
+    __hash__ = object.__hash__
+
+    # Arithmetic: each builds an 'arithmetic_generic' operator.
+    def _bin(self, other, op, reflected=False):
+        from .fn import _arithmetic
+        return _arithmetic(op, self, other, reflected)
+
+    def __add__(self, o): return self._bin(o, "add")
+    def __radd__(self, o): return self._bin(o, "add", True)
+    def __sub__(self, o): return self._bin(o, "sub")
+    def __rsub__(self, o): return self._bin(o, "sub", True)
+    def __mul__(self, o): return self._bin(o, "mul")
+    def __rmul__(self, o): return self._bin(o, "mul", True)
+    def __truediv__(self, o): return self._bin(o, "div")
+    def __rtruediv__(self, o): return self._bin(o, "div", True)
+    def __floordiv__(self, o): return self._bin(o, "floordiv")
+    def __rfloordiv__(self, o): return self._bin(o, "floordiv", True)
+    def __mod__(self, o): return self._bin(o, "mod")
+    def __rmod__(self, o): return self._bin(o, "mod", True)
+    def __pow__(self, o): return self._bin(o, "pow")
+    def __rpow__(self, o): return self._bin(o, "pow", True)
+    def __and__(self, o): return self._bin(o, "bitand")
+    def __rand__(self, o): return self._bin(o, "bitand", True)
+    def __or__(self, o): return self._bin(o, "bitor")
+    def __ror__(self, o): return self._bin(o, "bitor", True)
+    def __xor__(self, o): return self._bin(o, "bitxor")
+    def __rxor__(self, o): return self._bin(o, "bitxor", True)
+    def __eq__(self, o): return self._bin(o, "eq")
+    def __ne__(self, o): return self._bin(o, "ne")
+    def __lt__(self, o): return self._bin(o, "lt")
+    def __le__(self, o): return self._bin(o, "le")
+    def __gt__(self, o): return self._bin(o, "gt")
+    def __ge__(self, o): return self._bin(o, "ge")
+
+    def __neg__(self):
+        from .fn import _arithmetic
+        return _arithmetic("neg", self, None)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        from .fn import _arithmetic
+        return _arithmetic("abs", self, None)
+
+
+_PIPELINE_ARGS = ("batch_size", "num_threads", "device_id", "seed", "exec_pipelined",
+                  "prefetch_queue_depth", "exec_async", "bytes_per_sample", "set_affinity",
+                  "max_streams", "default_cuda_stream_priority", "enable_memory_stats",
+                  "py_num_workers", "py_start_method", "output_dtype", "output_ndim",
+                  "enable_checkpointing", "checkpoint", "max_batch_size")
+
+
+class Pipeline:
+    """A data pipeline: operators recorded from ``fn.*`` calls (inside ``with pipe:`` or a
+    ``@pipeline_def`` function) or from ``define_graph()`` (the legacy ``ops.*`` API), built into
+    stoker's executor and run one batch at a time, ``prefetch_queue_depth`` batches ahead.
+
+    ``device_id=None`` makes a CPU-only pipeline. The same ``seed`` gives the same batches
+    whatever ``num_threads`` is.
+    """
+
+    def __init__(self, batch_size=-1, num_threads=-1, device_id=-1, seed=-1,
+                 exec_pipelined=True, prefetch_queue_depth=2, exec_async=True,
+                 bytes_per_sample=0, set_affinity=False, max_streams=-1,
+                 default_cuda_stream_priority=0, enable_memory_stats=False, py_num_workers=1,
+                 py_start_method="fork", output_dtype=None, output_ndim=None,
+                 enable_checkpointing=False, checkpoint=None, max_batch_size=None):
+        if max_batch_size is not None and batch_size == -1:
+            batch_size = max_batch_size
+        self._batch_size = _check_int("batch_size", batch_size, 1, allow_unset=True)
+        if num_threads is None or num_threads == -1:
+            num_threads = max(1, min(os.cpu_count() or 1, 4))
+        self._num_threads = _check_int("num_threads", num_threads, 1)
+        if device_id is not None and device_id != -1:
+            _check_int("device_id", device_id, 0)
+        self._device_id = None if device_id in (None, -1) else device_id
+        if seed is None or seed == -1:
+            seed = int.from_bytes(os.urandom(4), "little")
+        self._seed = _check_int("seed", seed, 0)
+        if isinstance(prefetch_queue_depth, dict):
+            prefetch_queue_depth = prefetch_queue_depth.get("cpu_size", 2)
+        self._prefetch_queue_depth = _check_int("prefetch_queue_depth", prefetch_queue_depth, 1)
+        self._exec_async = bool(exec_async)
+        self._exec_pipelined = bool(exec_pipelined)
+        if enable_checkpointing or checkpoint is not None:
+            raise NotImplementedError(
+                "Pipeline: checkpointing (enable_checkpointing, checkpoint) is not available in "
+                "this version of stoker yet.")
+        self._ops = []
+        self._outputs = None
+        self._executor = None
+        self._built = False
+
+    # ---- properties, as DALI names them
+    @property
+    def batch_size(self):
+        return self._batch_size
+
+    @property
+    def max_batch_size(self):
+        return self._batch_size
+
+    @property
+    def num_threads(self):
+        return self._num_threads
+
+    @property
+    def device_id(self):
+        return self._device_id
+
+    @property
+    def seed(self):
+        return self._seed
+
+    @property
+    def exec_async(self):
+        return self._exec_async
+
+    @property
+    def exec_pipelined(self):
+        return self._exec_pipelined
+
+    @property
+    def prefetch_queue_depth(self):
+        return self._prefetch_queue_depth
+
+    # ---- graph definition
+    def __enter__(self):
+        if not hasattr(_current, "stack"):
+            _current.stack = []
+        _current.stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _current.stack.pop()
+        return False
+
+    @staticmethod
+    def current():
+        """The pipeline whose graph is being defined, or None."""
+        return _current_pipeline()
+
+    def _add_op(self, record):
+        if self._built:
+            raise RuntimeError("Pipeline: operators cannot be added after build().")
+        record.index = len(self._ops)
+        self._ops.append(record)
+        record.outputs = [DataNode(record, k, "cpu" if record.device == "cpu" else "gpu", self)
+                          for k in range(record.num_outputs)]
+        return record.outputs
+
+    def set_outputs(self, *outputs):
+        """Names the nodes whose batches run() returns."""
+        flat = []
+        for o in outputs:
+            if isinstance(o, (list, tuple)):
+                flat.extend(o)
+            else:
+                flat.append(o)
+        for i, o in enumerate(flat):
+            if not isinstance(o, DataNode):
+                raise TypeError(f"Pipeline outputs must be DataNodes made by stoker operators; "
+                                f"output {i} is {type(o).__name__} ({o!r}).")
+            if o.pipeline is not self:
+                raise ValueError(f"Pipeline output {i} ({o!r}) belongs to another pipeline.")
+        if not flat:
+            raise ValueError("Pipeline: set_outputs() needs at least one output.")
+        self._outputs = flat
+
+    def define_graph(self):
+        """Legacy API: override in a subclass to build the graph and return its outputs."""
+        raise RuntimeError("Pipeline: nothing to build. Define the graph with @pipeline_def, "
+                           "with `with pipe: ... pipe.set_outputs(...)`, or by overriding "
+                           "define_graph() in a subclass.")
+
+    def build(self):
+        """Checks the graph and creates the executor. run() calls it when needed."""
+        if self._built:
+            return
+        if self._batch_size is None:
+            raise ValueError("Pipeline: batch_size is required (a positive int).")
+        if self._outputs is None:
+            with self:
+                outs = self.define_graph()
+            if not isinstance(outs, (list, tuple)):
+                outs = (outs,)
+            self.set_outputs(*outs)
+        ops, outputs = self._serialize()
+        self._executor = _C.Executor(
+            ops, outputs, batch_size=self._batch_size, num_threads=self._num_threads,
+            device_id=-1 if self._device_id is None else self._device_id, seed=self._seed,
+            prefetch_queue_depth=self._prefetch_queue_depth, exec_async=self._exec_async,
+            exec_pipelined=self._exec_pipelined)
+        self._built = True
+
+    def _serialize(self):
+        # Keep what the outputs need (and preserve=True operators), in definition order, which
+        # is topological since a node exists only after its inputs.
+        needed = set()
+        stack = [o.op for o in self._outputs] + [r for r in self._ops if r.preserve]
+        while stack:
+            r = stack.pop()
+            if r.index in needed:
+                continue
+            needed.add(r.index)
+            stack.extend(n.op for n in r.inputs)
+            stack.extend(n.op for n in r.tensor_args.values())
+        kept = [r for r in self._ops if r.index in needed]
+        new_index = {r.index: k for k, r in enumerate(kept)}
+        ref = lambda n: (new_index[n.op.index], n.output)  # noqa: E731
+        ops = []
+        for r in kept:
+            ops.append({
+                "schema": r.schema, "device": r.device, "args": r.args,
+                "tensor_args": {k: ref(n) for k, n in r.tensor_args.items()},
+                "inputs": [ref(n) for n in r.inputs], "num_outputs": r.num_outputs,
+                "name": r.name, "location": r.location,
+            })
+        return ops, [ref(o) for o in self._outputs]
+
+    # ---- running
+    def run(self):
+        """The next batch of every output, as a tuple of TensorListCPU."""
+        self.build()
+        return self._executor.run()
+
+    def schedule_run(self):
+        """Starts producing batches ahead (run() does this too)."""
+        self.build()
+
+    def outputs(self):
+        """The next batch of every output (with schedule_run(), DALI's two-step API)."""
+        return self.run()
+
+    share_outputs = outputs
+
+    def release_outputs(self):
+        """Nothing to do: a batch's memory goes back to the pool when you drop the batch."""
+
+    def reader_meta(self, name=None):
+        """Reader metadata (epoch_size, epoch_size_padded, number_of_shards, shard_id,
+        pad_last_batch, stick_to_shard) of the reader called `name`, or a dict of all readers."""
+        self.build()
+        if name is None:
+            return {n: self._executor.reader_meta(n) for n in self._executor.reader_names()}
+        meta = self._executor.reader_meta(name)
+        if meta is None:
+            names = ", ".join(repr(n) for n in self._executor.reader_names()) or "none"
+            raise ValueError(f"Pipeline: there is no reader named {name!r} "
+                             f"(readers named in this pipeline: {names}). Give the reader "
+                             f"name={name!r}.")
+        return meta
+
+    def epoch_size(self, name=None):
+        """Samples in one epoch of the reader `name` (all shards), or a dict for all readers."""
+        if name is None:
+            return {n: m["epoch_size"] for n, m in self.reader_meta().items()}
+        return self.reader_meta(name)["epoch_size"]
+
+    def memory_stats(self):
+        """Bytes allocated, reserved and their peaks, per memory kind."""
+        self.build()
+        return self._executor.memory_stats()
+
+    def release_unused(self):
+        """Gives cached, unused memory back to the system; returns the bytes released."""
+        if self._executor is None:
+            return 0
+        return self._executor.release_unused()
+
+    def set_host_memory_cap(self, nbytes):
+        """Caps the host memory pool; an allocation past it raises MemoryError."""
+        self.build()
+        self._executor.set_host_memory_cap(int(nbytes))
+
+    def close(self):
+        """Stops the executor's threads and frees its memory (the destructor does this too)."""
+        self._executor = None
+        self._built = False
+
+    def __del__(self):
+        self._executor = None
+
+
+def _check_int(name, value, minimum, allow_unset=False):
+    if allow_unset and value in (None, -1):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"Pipeline: {name} must be an int, got {type(value).__name__} {value!r}.")
+    if value < minimum:
+        raise ValueError(f"Pipeline: {name} must be >= {minimum}, got {value}.")
+    return value
+
+
+def pipeline_def(fn=None, **pipeline_kwargs):
+    """Decorator: turns a function that defines a graph with ``fn.*`` into one that returns a
+    Pipeline. Pipeline arguments (batch_size, num_threads, device_id, seed, ...) can be given to
+    the decorator and overridden when calling the function; the function's own arguments pass
+    through (a parameter named like a pipeline argument receives it too)."""
+    enable_conditionals = pipeline_kwargs.pop("enable_conditionals", False)
+    if enable_conditionals:
+        raise NotImplementedError("pipeline_def: enable_conditionals is not supported by stoker yet.")
+    unknown = set(pipeline_kwargs) - set(_PIPELINE_ARGS)
+    if unknown:
+        raise TypeError(f"pipeline_def: unknown pipeline argument(s): {', '.join(sorted(unknown))}.")
+
+    def decorator(func):
+        params = inspect.signature(func).parameters
+        takes_kwargs = any(p.kind == p.VAR_KEYWORD for p in params.values())
+
+        @functools.wraps(func)
+        def create(*args, **kwargs):
+            ctor = dict(pipeline_kwargs)
+            for k in list(kwargs):
+                if k in _PIPELINE_ARGS:
+                    ctor[k] = kwargs[k]
+                    if k not in params and not takes_kwargs:
+                        del kwargs[k]
+            for k in _PIPELINE_ARGS:
+                if k in params and k not in kwargs and k in ctor:
+                    kwargs[k] = ctor[k]
+            pipe = Pipeline(**ctor)
+            with pipe:
+                outs = func(*args, **kwargs)
+                if outs is None:
+                    raise ValueError(f"@pipeline_def function {func.__name__} returned nothing; "
+                                     "return the pipeline's outputs.")
+                if not isinstance(outs, (list, tuple)):
+                    outs = (outs,)
+                pipe.set_outputs(*outs)
+            return pipe
+
+        create._is_pipeline_def = True
+        return create
+
+    return decorator(fn) if fn is not None else decorator

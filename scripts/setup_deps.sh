@@ -1,0 +1,26 @@
+# Installs what building and testing stoker needs, when it is missing (sourced by other scripts).
+# System: a C++ compiler, CMake, Ninja, libjpeg-turbo, libpng, DLPack, googletest, ccache.
+# Python: numpy, pybind11, scikit-build-core, pytest, Pillow, OpenCV (headless), SciPy.
+_need_apt=()
+command -v g++ >/dev/null || _need_apt+=(g++)
+[ -f /usr/include/jpeglib.h ] || [ -f /usr/include/x86_64-linux-gnu/jpeglib.h ] || _need_apt+=(libjpeg-dev)
+[ -f /usr/include/png.h ] || _need_apt+=(libpng-dev)
+[ -f /usr/include/dlpack/dlpack.h ] || _need_apt+=(libdlpack-dev)
+[ -d /usr/src/googletest ] || [ -f /usr/include/gtest/gtest.h ] || _need_apt+=(libgtest-dev)
+command -v ccache >/dev/null || _need_apt+=(ccache)
+if [ ${#_need_apt[@]} -gt 0 ]; then
+  echo "Installing system packages: ${_need_apt[*]}"
+  if [ "$(id -u)" = 0 ]; then _sudo=""; else _sudo="sudo"; fi
+  $_sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $_sudo apt-get install -y -qq "${_need_apt[@]}" >/dev/null
+fi
+_need_pip=()
+for _m in numpy:numpy pybind11:pybind11 scikit_build_core:scikit-build-core pytest:pytest \
+          PIL:pillow cv2:opencv-python-headless scipy:scipy ninja:ninja cmake:cmake; do
+  python3 -c "import ${_m%%:*}" 2>/dev/null || _need_pip+=("${_m##*:}")
+done
+if [ ${#_need_pip[@]} -gt 0 ]; then
+  echo "Installing Python packages: ${_need_pip[*]}"
+  python3 -m pip install -q "${_need_pip[@]}"
+fi
+unset _need_apt _need_pip _m _sudo

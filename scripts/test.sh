@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs all of stoker's tests: builds the C++ core with its gtests and the Python module in one
+# CMake build (both cores, ccache), runs the gtests, then pytest against that build.
+# Usage: bash scripts/test.sh            (what CI runs)
+#        STOKER_TEST_ARGS="-k resize" bash scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup_deps.sh
+
+BUILD=${STOKER_BUILD_DIR:-build/dev}
+JOBS=${STOKER_JOBS:-$(nproc)}
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTOKER_BUILD_TESTS=ON \
+      -DPython_EXECUTABLE="$(command -v python3)" -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" \
+      ${STOKER_CMAKE_ARGS:-} >/dev/null
+cmake --build "$BUILD" -j "$JOBS"
+# The Python package runs from the source tree with the freshly built module beside it.
+cp "$BUILD"/_C*.so python/stoker/
+
+echo "== C++ tests (gtest)"
+"$BUILD"/stoker_tests --gtest_brief=1
+
+echo "== Python tests (pytest)"
+PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q tests/python ${STOKER_TEST_ARGS:-}

@@ -1,0 +1,1 @@
+# Files of src/codecs, listed one by one. (STOKER_CUDA_SOURCES: only built with CUDA.)

@@ -1,0 +1,8 @@
+# Files of src/core, listed one by one. (STOKER_CUDA_SOURCES: only built with CUDA.)
+list(APPEND STOKER_SOURCES
+  src/core/batch.cc
+  src/core/dtype.cc
+  src/core/memory.cc
+  src/core/thread_pool.cc)
+list(APPEND STOKER_TEST_SOURCES
+  tests/cpp/core/core_test.cc)

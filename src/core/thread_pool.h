@@ -1,0 +1,48 @@
+// A fixed pool of worker threads for spreading a batch's samples over cores.
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace stoker {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return static_cast<int>(workers_.size()); }
+
+  // Runs f(index, thread_id) for index in [0, n) on the workers; the caller waits. Indices are
+  // handed out one at a time, so uneven samples balance. If any call throws, the remaining
+  // indices are skipped and the exception of the lowest failing index is rethrown here.
+  void parallel_for(int64_t n, const std::function<void(int64_t, int)>& f);
+
+ private:
+  void worker_main(int id);
+
+  struct Job {
+    const std::function<void(int64_t, int)>* fn = nullptr;
+    int64_t n = 0;
+    int64_t next = 0;      // next index to hand out
+    int64_t done = 0;      // indices finished
+    int64_t failed_index = -1;
+    std::exception_ptr error;
+    uint64_t generation = 0;
+  };
+
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  std::mutex submit_mu_;  // one parallel_for at a time
+  Job job_;
+  bool stop_ = false;
+};
+
+}  // namespace stoker

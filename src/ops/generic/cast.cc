@@ -1,0 +1,45 @@
+// cast: converts element types, rounding and saturating like OpenCV.
+#include "core/convert.h"
+#include "pipeline/operator.h"
+
+namespace stoker {
+namespace {
+
+class Cast : public Operator {
+ public:
+  explicit Cast(const OpSpec& spec) : Operator(spec), dtype_(static_cast<DType>(spec.get<int64_t>("dtype"))) {}
+
+  std::vector<OutputDesc> setup(Workspace& ws) override {
+    return {OutputDesc{dtype_, ws.input(0).layout(), ws.input(0).shapes()}};
+  }
+
+  void run_sample(Workspace& ws, int64_t i, int) override {
+    const Batch& in = ws.input(0);
+    Batch& out = ws.output(0);
+    int64_t n = volume(in.shape(i));
+    visit_dtype(in.dtype(), [&](auto ti) {
+      using In = decltype(ti);
+      visit_dtype(dtype_, [&](auto to) {
+        using Out = decltype(to);
+        const In* src = in.data<In>(i);
+        Out* dst = out.data<Out>(i);
+        for (int64_t k = 0; k < n; ++k) dst[k] = convert_sat<Out>(src[k]);
+      });
+    });
+  }
+
+ private:
+  DType dtype_;
+};
+
+}  // namespace
+
+STOKER_REGISTER_OP_NAMED(cast, "cast") {
+  schema.doc("Converts the input to another element type. Floats are rounded to nearest (ties to "
+             "even) and integers saturate at the limits of the output type.")
+      .inputs(1, 1, {"input"}).outputs(1).legacy_name("Cast")
+      .arg({.name = "dtype", .type = ArgType::kDType, .doc = "The output element type."})
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Cast>(s); });
+}
+
+}  // namespace stoker

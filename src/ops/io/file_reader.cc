@@ -1,0 +1,139 @@
+// readers.file: files from a folder of class folders, a list file, or a list of paths.
+#include "pipeline/operator.h"
+#include "readers/file_list.h"
+#include "readers/sample_order.h"
+
+namespace stoker {
+namespace {
+
+class FileReader : public Operator {
+ public:
+  explicit FileReader(const OpSpec& spec) : Operator(spec) {
+    readers::FileListOptions o;
+    if (spec.has("file_root")) o.file_root = spec.get<std::string>("file_root");
+    if (spec.has("file_list")) o.file_list = spec.get<std::string>("file_list");
+    if (spec.has("files")) o.files = spec.get<std::vector<std::string>>("files");
+    if (spec.has("labels")) {
+      auto l = spec.get<std::vector<int64_t>>("labels");
+      o.labels = std::vector<int>(l.begin(), l.end());
+    }
+    if (spec.has("file_filters")) o.file_filters = spec.get<std::vector<std::string>>("file_filters");
+    o.case_sensitive_filter = spec.get<bool>("case_sensitive_filter");
+    o.recursive = spec.get<bool>("recursive");
+    try {
+      files_ = readers::build_file_list(o);
+    } catch (const Error& e) {
+      throw e.with_context(spec.display_name());
+    }
+    readers::OrderConfig c;
+    c.num_samples = static_cast<int64_t>(files_.size());
+    c.shard_id = spec.get<int>("shard_id");
+    c.num_shards = spec.get<int>("num_shards");
+    c.batch_size = spec.batch_size;
+    c.stick_to_shard = spec.get<bool>("stick_to_shard");
+    c.pad_last_batch = spec.get<bool>("pad_last_batch");
+    c.random_shuffle = spec.get<bool>("random_shuffle");
+    c.shuffle_after_epoch = spec.get<bool>("shuffle_after_epoch");
+    c.initial_fill = spec.get<int>("initial_fill");
+    c.seed = spec.seed;
+    try {
+      order_ = std::make_unique<readers::SampleOrder>(c);
+    } catch (const Error& e) {
+      throw e.with_context(spec.display_name());
+    }
+  }
+
+  bool sample_wise() const override { return false; }
+
+  void run_batch(Workspace& ws) override {
+    std::vector<readers::Pick> picks = order_->next_batch();
+    Batch& data = ws.outputs.emplace_back(DType::kUInt8, "");
+    Batch& labels = ws.outputs.emplace_back(DType::kInt32, "");
+    data.resize(picks.size());
+    labels.allocate(*ws.host_pool, DType::kInt32, std::vector<Shape>(picks.size(), Shape{1}), "");
+    ws.thread_pool->parallel_for(static_cast<int64_t>(picks.size()), [&](int64_t i, int) {
+      const readers::FileEntry& f = files_[picks[i].index];
+      try {
+        int64_t size = readers::file_size(f.path);
+        Sample& s = data[i];
+        s.owner = ws.host_pool->allocate(static_cast<size_t>(size));
+        s.data = s.owner.get();
+        s.shape = {size};
+        s.source = f.path;
+        readers::read_file_into(f.path, s.data, static_cast<size_t>(size));
+      } catch (const Error& e) {
+        throw e.with_context("sample " + std::to_string(i));
+      }
+      *labels.data<int32_t>(i) = f.label;
+      labels[i].source = f.path;
+    });
+  }
+
+  std::optional<ReaderMeta> reader_meta() const override { return order_->meta(); }
+
+ private:
+  std::vector<readers::FileEntry> files_;
+  std::unique_ptr<readers::SampleOrder> order_;
+};
+
+}  // namespace
+
+// Arguments every reader shares (sharding, shuffling, padding), declared once.
+void add_reader_args(OpSchema& s) {
+  s.reader().random();
+  s.arg({.name = "shard_id", .type = ArgType::kInt, .default_value = int64_t{0},
+         .doc = "Index of the shard to read.", .min = 0});
+  s.arg({.name = "num_shards", .type = ArgType::kInt, .default_value = int64_t{1},
+         .doc = "Number of parts the data set is split into.", .min = 1});
+  s.arg({.name = "stick_to_shard", .type = ArgType::kBool, .default_value = false,
+         .doc = "Keep reading the same shard every epoch instead of moving on to the next one."});
+  s.arg({.name = "pad_last_batch", .type = ArgType::kBool, .default_value = false,
+         .doc = "Fill the shard's last batch by repeating its last sample, so that every epoch "
+                "starts with a fresh batch."});
+  s.arg({.name = "random_shuffle", .type = ArgType::kBool, .default_value = false,
+         .doc = "Shuffle through a buffer of initial_fill samples (after one fixed shuffle of the list)."});
+  s.arg({.name = "initial_fill", .type = ArgType::kInt, .default_value = int64_t{1024},
+         .doc = "Size of the shuffle buffer used with random_shuffle.", .min = 1});
+  s.arg({.name = "shuffle_after_epoch", .type = ArgType::kBool, .default_value = false,
+         .doc = "Shuffle the whole list anew at every epoch (deterministically from the seed)."});
+  s.arg({.name = "read_ahead", .type = ArgType::kBool, .default_value = false,
+         .doc = "Accepted for DALI compatibility; stoker always reads a batch ahead."});
+  s.arg({.name = "dont_use_mmap", .type = ArgType::kBool, .default_value = false,
+         .doc = "Accepted for DALI compatibility; stoker reads files with read(), not mmap."});
+  s.arg({.name = "lazy_init", .type = ArgType::kBool, .default_value = false,
+         .doc = "Accepted for DALI compatibility; the file list is built when the pipeline is built."});
+  s.arg({.name = "prefetch_queue_depth", .type = ArgType::kInt, .default_value = int64_t{1},
+         .doc = "Accepted for DALI compatibility; the pipeline's prefetch_queue_depth governs read-ahead.", .min = 1});
+  s.arg({.name = "skip_cached_images", .type = ArgType::kBool, .default_value = false,
+         .doc = "Accepted for DALI compatibility; stoker has no decoder cache."});
+  s.arg({.name = "tensor_init_bytes", .type = ArgType::kInt, .default_value = int64_t{1048576},
+         .doc = "Accepted for DALI compatibility; buffers come from a pool sized by use."});
+  s.arg({.name = "seed", .type = ArgType::kInt, .default_value = int64_t{-1},
+         .doc = "Random seed of the shuffle; -1 takes it from the pipeline."});
+}
+
+STOKER_REGISTER_OP_NAMED(readers_file, "readers.file") {
+  add_reader_args(schema);
+  schema.doc("Reads files as raw bytes with integer labels: from file_root with one sub-folder per "
+             "class (labels are the folders' indices in sorted order), from file_list (lines of "
+             "'path label'), or from files (and labels).")
+      .inputs(0, 0).outputs(2, {"data", "labels"})
+      .legacy_name("FileReader").legacy_name("readers.File")
+      .arg({.name = "file_root", .type = ArgType::kString, .optional = true,
+            .doc = "Folder with one sub-folder per class, or the base of relative paths in file_list/files."})
+      .arg({.name = "file_list", .type = ArgType::kString, .optional = true,
+            .doc = "Text file with one 'path label' pair per line."})
+      .arg({.name = "files", .type = ArgType::kStringList, .optional = true,
+            .doc = "Paths of the files to read (relative to file_root if given)."})
+      .arg({.name = "labels", .type = ArgType::kIntList, .optional = true,
+            .doc = "A label per entry of files (default: 0, 1, 2, ...)."})
+      .arg({.name = "file_filters", .type = ArgType::kStringList, .optional = true,
+            .doc = "Glob patterns of the files to take from file_root (default: image and audio extensions)."})
+      .arg({.name = "case_sensitive_filter", .type = ArgType::kBool, .default_value = false,
+            .doc = "Match file_filters case-sensitively."})
+      .arg({.name = "recursive", .type = ArgType::kBool, .default_value = false,
+            .doc = "stoker: also take files from folders nested inside each class folder."})
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<FileReader>(s); });
+}
+
+}  // namespace stoker

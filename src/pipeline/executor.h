@@ -1,0 +1,92 @@
+// The executor: runs the operator graph one iteration (batch) at a time, ahead of the consumer.
+//
+// Within an iteration, operators run in graph order. Consecutive sample-wise operators are
+// chained: their setups run first (shapes only), their outputs are allocated, and then each
+// worker thread takes one sample at a time through the whole chain. A chain is cut where an
+// operator needs its inputs' data at setup (decoders read headers), takes a per-sample argument
+// from an operator in the chain, or works on whole batches (readers).
+//
+// Iterations run on a producer thread up to `prefetch_queue_depth` batches ahead of run().
+// The cpu stage is what exists today; mixed and gpu stages will hand batches on with CUDA events.
+#pragma once
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pipeline/operator.h"
+
+namespace stoker {
+
+struct NodeRef {
+  int op = -1;      // index of the producing operator in the graph
+  int output = 0;   // which of its outputs
+};
+
+struct GraphOp {
+  OpSpec spec;
+  std::vector<NodeRef> inputs;
+  std::vector<NodeRef> arg_inputs;  // in the order of spec.tensor_args' indices
+};
+
+struct ExecutorParams {
+  int batch_size = 1;
+  int num_threads = 1;
+  int device_id = -1;  // -1: CPU only
+  uint64_t seed = 0;
+  int prefetch_queue_depth = 2;
+  bool exec_async = true;
+  bool exec_pipelined = true;
+};
+
+class Executor {
+ public:
+  Executor(ExecutorParams params, std::vector<GraphOp> graph, std::vector<NodeRef> outputs);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // The next iteration's outputs. Throws the error of that iteration, if it failed; the
+  // pipeline goes on with the next iteration at the next call.
+  std::vector<Batch> next();
+  // Like next(), but gives up after `timeout` (so that callers can check for interrupts).
+  std::optional<std::vector<Batch>> try_next(std::chrono::milliseconds timeout);
+
+  std::optional<ReaderMeta> reader_meta(const std::string& name) const;
+  std::vector<std::string> reader_names() const;
+  MemoryStats host_memory_stats() const { return host_pool_->stats(); }
+  MemoryPool& host_pool() { return *host_pool_; }
+  const ExecutorParams& params() const { return params_; }
+  int64_t iterations_produced() const;
+
+ private:
+  struct Result {
+    std::vector<Batch> outputs;
+    std::exception_ptr error;
+  };
+  Result run_iteration(int64_t iteration);
+  void producer_main();
+  void start_locked();
+
+  ExecutorParams params_;
+  std::vector<GraphOp> graph_;
+  std::vector<NodeRef> outputs_;
+  std::vector<std::unique_ptr<Operator>> ops_;
+  std::shared_ptr<MemoryPool> host_pool_;
+  std::unique_ptr<ThreadPool> thread_pool_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Result> queue_;
+  bool started_ = false;
+  bool stop_ = false;
+  int64_t next_iteration_ = 0;
+  std::thread producer_;
+};
+
+}  // namespace stoker

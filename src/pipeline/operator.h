@@ -1,0 +1,124 @@
+// What an operator is to the executor: a spec (its checked arguments), a workspace per run,
+// and the setup/run contract.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/batch.h"
+#include "core/error.h"
+#include "core/random.h"
+#include "core/thread_pool.h"
+#include "pipeline/schema.h"
+#include "readers/sample_order.h"
+
+namespace stoker {
+
+// An operator instance as the user defined it.
+class OpSpec {
+ public:
+  const OpSchema* schema = nullptr;
+  Backend backend = Backend::kCPU;
+  std::map<std::string, ArgValue> args;          // constants, checked against the schema
+  std::map<std::string, int> tensor_args;        // argument name -> index into arg inputs
+  int num_inputs = 0;
+  int num_outputs = 1;
+  int64_t instance = 0;         // position in the graph: keys the random streams
+  std::string name;             // the user's `name=` (readers), may be empty
+  std::string location;         // "train.py:12" where the user created it
+  int batch_size = 1;
+  uint64_t seed = 0;            // this instance's seed (from the pipeline's, or `seed=`)
+
+  // "fn.resize (train.py:12)": how messages name this operator.
+  std::string display_name() const;
+  bool has(const std::string& arg) const { return args.count(arg) > 0; }
+  bool is_tensor_arg(const std::string& arg) const { return tensor_args.count(arg) > 0; }
+
+  template <typename T> T get(const std::string& arg) const;
+  template <typename T> std::optional<T> get_optional(const std::string& arg) const {
+    if (!has(arg)) return std::nullopt;
+    return get<T>(arg);
+  }
+  // Throws a ValueError-kind error naming this operator and `arg`.
+  [[noreturn]] void arg_error(const std::string& arg, const std::string& what) const;
+};
+
+using readers::ReaderMeta;
+
+// Shape, type and layout of one output, declared at setup so memory is allocated before work.
+struct OutputDesc {
+  DType dtype = DType::kNone;
+  std::string layout;
+  std::vector<Shape> shapes;
+};
+
+// Everything an operator sees in one iteration.
+class Workspace {
+ public:
+  std::vector<const Batch*> inputs;
+  std::vector<const Batch*> arg_inputs;  // indexed by OpSpec::tensor_args
+  std::vector<Batch> outputs;
+  int64_t iteration = 0;
+  int batch_size = 0;
+  ThreadPool* thread_pool = nullptr;
+  MemoryPool* host_pool = nullptr;
+  const OpSpec* spec = nullptr;
+
+  const Batch& input(int i) const { return *inputs[i]; }
+  Batch& output(int i) { return outputs[i]; }
+  // The random stream of `sample` in this iteration for this operator instance.
+  Philox rng(int64_t sample) const {
+    return Philox(rng_key(spec->seed, static_cast<uint64_t>(spec->instance)),
+                  static_cast<uint64_t>(iteration), static_cast<uint32_t>(sample));
+  }
+  // A scalar argument for one sample: the per-sample tensor if the user gave one, else the
+  // constant (or `fallback` when neither is given).
+  double scalar_arg(const std::string& name, int64_t sample, double fallback) const;
+  // A list argument for one sample (a per-sample 1-D tensor or the constant list).
+  std::vector<double> list_arg(const std::string& name, int64_t sample,
+                               std::vector<double> fallback = {}) const;
+  bool has_arg(const std::string& name) const {
+    return spec->has(name) || spec->is_tensor_arg(name);
+  }
+};
+
+class Operator {
+ public:
+  explicit Operator(const OpSpec& spec) : spec_(spec) {}
+  virtual ~Operator() = default;
+  const OpSpec& spec() const { return spec_; }
+
+  // Sample-wise operators declare their outputs in setup() and then work one sample at a time
+  // in run_sample(); the executor chains consecutive sample-wise operators per sample, so an
+  // image goes through decode, crop, flip and normalise on one core while it is in cache.
+  // Batch operators (readers) produce whole batches in run_batch().
+  virtual bool sample_wise() const { return true; }
+  // True when setup() reads its inputs' data (a decoder reads headers), not only their shapes.
+  virtual bool setup_reads_input_data() const { return false; }
+
+  virtual std::vector<OutputDesc> setup(Workspace& ws) { return {}; }
+  virtual void run_sample(Workspace& ws, int64_t sample, int thread) {}
+  virtual void run_batch(Workspace& ws) {}
+
+  virtual std::optional<ReaderMeta> reader_meta() const { return std::nullopt; }
+
+ protected:
+  OpSpec spec_;
+};
+
+// ---- argument access, typed
+template <> bool OpSpec::get<bool>(const std::string& arg) const;
+template <> int64_t OpSpec::get<int64_t>(const std::string& arg) const;
+template <> int OpSpec::get<int>(const std::string& arg) const;
+template <> double OpSpec::get<double>(const std::string& arg) const;
+template <> float OpSpec::get<float>(const std::string& arg) const;
+template <> std::string OpSpec::get<std::string>(const std::string& arg) const;
+template <> std::vector<int64_t> OpSpec::get<std::vector<int64_t>>(const std::string& arg) const;
+template <> std::vector<double> OpSpec::get<std::vector<double>>(const std::string& arg) const;
+template <> std::vector<float> OpSpec::get<std::vector<float>>(const std::string& arg) const;
+template <> std::vector<std::string> OpSpec::get<std::vector<std::string>>(const std::string& arg) const;
+
+}  // namespace stoker

@@ -1,0 +1,132 @@
+// stoker._C: the private extension module. The public API is the Python package around it.
+#include <pybind11/numpy.h>
+
+#include "core/error.h"
+#include "python/common.h"
+
+namespace stoker::python {
+
+ArgValue to_arg_value(const py::handle& obj, const std::string& what) {
+  if (py::isinstance<py::bool_>(obj)) return obj.cast<bool>();
+  if (py::hasattr(obj, "value") && py::hasattr(obj, "name") && py::isinstance<py::int_>(obj))
+    return obj.cast<int64_t>();  // IntEnum members
+  if (py::isinstance<py::int_>(obj)) return obj.cast<int64_t>();
+  if (py::isinstance<py::float_>(obj)) return obj.cast<double>();
+  if (py::isinstance<py::str>(obj)) return obj.cast<std::string>();
+  if (py::isinstance<py::array>(obj) || (py::hasattr(obj, "dtype") && py::hasattr(obj, "tolist"))) {
+    return to_arg_value(obj.attr("tolist")(), what);
+  }
+  if (py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj)) {
+    py::sequence seq = obj.cast<py::sequence>();
+    bool all_int = true, all_num = true, all_str = true;
+    for (py::handle h : seq) {
+      bool is_bool = py::isinstance<py::bool_>(h);
+      bool is_int = py::isinstance<py::int_>(h) && !is_bool;
+      bool is_num = is_int || py::isinstance<py::float_>(h);
+      all_int &= is_int;
+      all_num &= is_num;
+      all_str &= py::isinstance<py::str>(h);
+    }
+    if (all_int) return seq.cast<std::vector<int64_t>>();
+    if (all_num) return seq.cast<std::vector<double>>();
+    if (all_str) return seq.cast<std::vector<std::string>>();
+  }
+  throw py::type_error(what + ": cannot use a value of type '" +
+                       std::string(py::str(py::type::handle_of(obj).attr("__name__"))) + "' (" +
+                       std::string(py::repr(obj)) + "); expected a number, a string, or a list of them.");
+}
+
+py::object from_arg_value(const ArgValue& v) {
+  return std::visit([](const auto& x) -> py::object { return py::cast(x); }, v);
+}
+
+namespace {
+
+py::dict arg_def_dict(const ArgDef& a) {
+  py::dict d;
+  d["name"] = a.name;
+  d["type"] = arg_type_name(a.type);
+  d["has_default"] = a.default_value.has_value();
+  d["default"] = a.default_value ? from_arg_value(*a.default_value) : py::none();
+  d["optional"] = a.optional;
+  d["doc"] = a.doc;
+  d["tensor"] = a.tensor;
+  d["min"] = a.min ? py::cast(*a.min) : py::none();
+  d["max"] = a.max ? py::cast(*a.max) : py::none();
+  d["choices"] = a.choices;
+  d["alias_of"] = a.alias_of;
+  return d;
+}
+
+py::dict schema_dict(const OpSchema& s) {
+  py::dict d;
+  d["name"] = s.name();
+  d["doc"] = s.doc();
+  d["min_inputs"] = s.min_inputs();
+  d["max_inputs"] = s.max_inputs();
+  d["input_names"] = s.input_names();
+  d["num_outputs"] = s.num_outputs();
+  d["output_names"] = s.output_names();
+  py::list args;
+  for (const ArgDef& a : s.args()) args.append(arg_def_dict(a));
+  d["args"] = args;
+  py::list backends;
+  for (Backend b : s.backends()) backends.append(backend_name(b));
+  d["backends"] = backends;
+  d["legacy_names"] = s.legacy_names();
+  d["random"] = s.is_random();
+  d["reader"] = s.is_reader();
+  d["input_layouts"] = s.input_layouts();
+  return d;
+}
+
+}  // namespace
+
+}  // namespace stoker::python
+
+PYBIND11_MODULE(_C, m) {
+  namespace py = pybind11;
+  using namespace stoker;
+  using namespace stoker::python;
+  m.doc() = "stoker's C++ core. Use the public package `stoker` instead.";
+
+  static py::exception<Error> decode_error(m, "DecodeError", PyExc_RuntimeError);
+  static py::exception<Error> internal_error(m, "InternalError", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      PyObject* type = PyExc_RuntimeError;
+      switch (e.kind()) {
+        case ErrorKind::kInvalidArgument: type = PyExc_ValueError; break;
+        case ErrorKind::kTypeMismatch: type = PyExc_TypeError; break;
+        case ErrorKind::kNotFound: type = PyExc_FileNotFoundError; break;
+        case ErrorKind::kDecode: type = decode_error.ptr(); break;
+        case ErrorKind::kIO: type = PyExc_OSError; break;
+        case ErrorKind::kOutOfMemory: type = PyExc_MemoryError; break;
+        case ErrorKind::kUnsupported: type = PyExc_NotImplementedError; break;
+        case ErrorKind::kInternal: type = internal_error.ptr(); break;
+      }
+      PyErr_SetString(type, e.what());
+    }
+  });
+
+  m.def("schemas", [] {
+    py::list r;
+    for (const OpSchema* s : SchemaRegistry::get().all()) r.append(schema_dict(*s));
+    return r;
+  }, "Every operator schema as a dict.");
+  m.def("check_arg", [](const std::string& op, const std::string& name, py::handle value) {
+    const OpSchema& s = SchemaRegistry::get().at(op);
+    ArgValue v = to_arg_value(value, "fn." + op + ": argument '" + name + "'");
+    return from_arg_value(s.check_arg(name, v));
+  }, py::arg("op"), py::arg("name"), py::arg("value"),
+     "Checks one constant argument against the schema; returns it normalised.");
+#ifdef STOKER_WITH_CUDA
+  m.attr("built_with_cuda") = true;
+#else
+  m.attr("built_with_cuda") = false;
+#endif
+  bind_tensor_list(m);
+  bind_pipeline(m);
+}

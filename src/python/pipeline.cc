@@ -1,0 +1,140 @@
+// The executor as Python sees it: built from the graph the Python layer recorded.
+#include <chrono>
+
+#include "pipeline/executor.h"
+#include "python/common.h"
+
+namespace stoker::python {
+namespace {
+
+Backend parse_backend(const std::string& d, const std::string& op) {
+  if (d == "cpu") return Backend::kCPU;
+  if (d == "gpu") return Backend::kGPU;
+  if (d == "mixed") return Backend::kMixed;
+  throw py::value_error("fn." + op + ": device must be 'cpu', 'gpu' or 'mixed', got '" + d + "'");
+}
+
+NodeRef parse_ref(const py::handle& h) {
+  auto t = h.cast<std::pair<int, int>>();
+  return NodeRef{t.first, t.second};
+}
+
+// Builds a checked OpSpec from the dict the Python layer made for one operator.
+GraphOp make_op(const py::dict& d, int64_t instance, uint64_t pipeline_seed) {
+  GraphOp g;
+  OpSpec& s = g.spec;
+  std::string op = d["schema"].cast<std::string>();
+  s.schema = &SchemaRegistry::get().at(op);
+  s.backend = parse_backend(d["device"].cast<std::string>(), op);
+  s.instance = instance;
+  s.name = d.contains("name") && !d["name"].is_none() ? d["name"].cast<std::string>() : "";
+  s.location = d.contains("location") ? d["location"].cast<std::string>() : "";
+  for (auto item : d["args"].cast<py::dict>()) {
+    std::string name = item.first.cast<std::string>();
+    if (!s.schema->find_arg(name))
+      throw py::value_error(s.display_name() + ": unknown argument '" + name + "'");
+    s.args[name] = s.schema->check_arg(
+        name, to_arg_value(item.second, s.display_name() + ": argument '" + name + "'"));
+  }
+  int k = 0;
+  for (auto item : d["tensor_args"].cast<py::dict>()) {
+    s.tensor_args[item.first.cast<std::string>()] = k++;
+    g.arg_inputs.push_back(parse_ref(item.second));
+  }
+  std::vector<std::string> tnames;
+  for (auto& [n, i] : s.tensor_args) tnames.push_back(n);
+  s.schema->check_required(s.args, tnames);
+  for (const ArgDef& a : s.schema->args())
+    if (!s.args.count(a.name) && a.default_value && !s.tensor_args.count(a.name)) s.args[a.name] = *a.default_value;
+  for (py::handle h : d["inputs"].cast<py::list>()) g.inputs.push_back(parse_ref(h));
+  s.num_inputs = static_cast<int>(g.inputs.size());
+  s.num_outputs = d["num_outputs"].cast<int>();
+  // An explicit seed= wins; otherwise each instance's stream comes from the pipeline seed.
+  if (s.args.count("seed") && std::get<int64_t>(s.args["seed"]) >= 0)
+    s.seed = static_cast<uint64_t>(std::get<int64_t>(s.args["seed"]));
+  else
+    s.seed = pipeline_seed;
+  return g;
+}
+
+py::dict meta_dict(const ReaderMeta& m) {
+  py::dict d;
+  d["epoch_size"] = m.epoch_size;
+  d["epoch_size_padded"] = m.epoch_size_padded;
+  d["number_of_shards"] = m.number_of_shards;
+  d["shard_id"] = m.shard_id;
+  d["pad_last_batch"] = m.pad_last_batch;
+  d["stick_to_shard"] = m.stick_to_shard;
+  return d;
+}
+
+py::dict stats_dict(const MemoryStats& s) {
+  py::dict d;
+  d["allocated"] = s.allocated;
+  d["reserved"] = s.reserved;
+  d["peak_allocated"] = s.peak_allocated;
+  d["peak_reserved"] = s.peak_reserved;
+  d["num_allocations"] = s.num_allocations;
+  d["num_upstream_allocations"] = s.num_upstream_allocations;
+  d["cap"] = s.cap;
+  return d;
+}
+
+}  // namespace
+
+void bind_pipeline(py::module_& m) {
+  py::class_<Executor>(m, "Executor")
+      .def(py::init([](py::list ops, py::list outputs, int batch_size, int num_threads,
+                       int device_id, int64_t seed, int prefetch_queue_depth, bool exec_async,
+                       bool exec_pipelined) {
+             ExecutorParams p;
+             p.batch_size = batch_size;
+             p.num_threads = num_threads;
+             p.device_id = device_id;
+             p.seed = static_cast<uint64_t>(seed);
+             p.prefetch_queue_depth = prefetch_queue_depth;
+             p.exec_async = exec_async;
+             p.exec_pipelined = exec_pipelined;
+             std::vector<GraphOp> graph;
+             int64_t instance = 0;
+             for (py::handle h : ops) graph.push_back(make_op(h.cast<py::dict>(), instance++, p.seed));
+             std::vector<NodeRef> outs;
+             for (py::handle h : outputs) outs.push_back(parse_ref(h));
+             py::gil_scoped_release nogil;
+             return std::make_unique<Executor>(p, std::move(graph), std::move(outs));
+           }),
+           py::arg("ops"), py::arg("outputs"), py::arg("batch_size"), py::arg("num_threads"),
+           py::arg("device_id"), py::arg("seed"), py::arg("prefetch_queue_depth"),
+           py::arg("exec_async"), py::arg("exec_pipelined"))
+      .def("run", [](Executor& e) {
+        // Wait in short slices so that Ctrl-C reaches Python within a fraction of a second.
+        std::optional<std::vector<Batch>> r;
+        for (;;) {
+          {
+            py::gil_scoped_release nogil;
+            r = e.try_next(std::chrono::milliseconds(100));
+          }
+          if (r) break;
+          if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+        }
+        py::tuple t(r->size());
+        for (size_t i = 0; i < r->size(); ++i) t[i] = wrap_batch(std::move((*r)[i]));
+        return t;
+      })
+      .def("reader_meta", [](const Executor& e, const std::string& name) -> py::object {
+        auto m = e.reader_meta(name);
+        if (!m) return py::none();
+        return meta_dict(*m);
+      })
+      .def("reader_names", &Executor::reader_names)
+      .def("memory_stats", [](const Executor& e) {
+        py::dict d;
+        d["host"] = stats_dict(e.host_memory_stats());
+        return d;
+      })
+      .def("release_unused", [](Executor& e) { return e.host_pool().release_unused(); })
+      .def("set_host_memory_cap", [](Executor& e, size_t bytes) { e.host_pool().set_cap(bytes); })
+      .def("iterations_produced", &Executor::iterations_produced);
+}
+
+}  // namespace stoker::python

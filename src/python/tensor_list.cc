@@ -1,0 +1,185 @@
+// TensorListCPU: a batch as Python sees it. Samples come out as NumPy arrays that share the
+// batch's memory; the whole batch goes to frameworks through DLPack without a copy.
+#include <dlpack/dlpack.h>
+#include <pybind11/numpy.h>
+
+#include "python/common.h"
+
+namespace stoker::python {
+namespace {
+
+py::dtype numpy_dtype(DType t) { return py::dtype(dtype_name(t)); }
+
+// A capsule that keeps `owner` alive for as long as NumPy needs the memory.
+py::capsule keep_alive(std::shared_ptr<void> owner) {
+  auto* holder = new std::shared_ptr<void>(std::move(owner));
+  return py::capsule(holder, [](void* p) { delete static_cast<std::shared_ptr<void>*>(p); });
+}
+
+std::vector<py::ssize_t> c_strides(const std::vector<py::ssize_t>& shape, size_t elem) {
+  std::vector<py::ssize_t> st(shape.size());
+  py::ssize_t s = static_cast<py::ssize_t>(elem);
+  for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
+    st[i] = s;
+    s *= shape[i];
+  }
+  return st;
+}
+
+py::array sample_array(const Batch& b, size_t i) {
+  const Sample& s = b[i];
+  std::vector<py::ssize_t> shape(s.shape.begin(), s.shape.end());
+  return py::array(numpy_dtype(b.dtype()), shape, c_strides(shape, dtype_size(b.dtype())),
+                   s.data, keep_alive(s.owner));
+}
+
+void check_dense(const Batch& b, const char* what) {
+  if (b.empty()) return;
+  if (!b.is_uniform()) {
+    std::string shapes;
+    for (size_t i = 0; i < b.size() && i < 4; ++i) shapes += (i ? ", " : "") + to_string(b.shape(i));
+    if (b.size() > 4) shapes += ", ...";
+    throw py::value_error(std::string(what) + ": the samples of this batch have different shapes (" +
+                          shapes + "), so they do not form one tensor. Take them one by one "
+                          "(batch[i]), or make them equal (fn.resize, fn.crop, fn.pad).");
+  }
+}
+
+// The batch as one dense array: zero-copy when contiguous, else one copy.
+py::array batch_array(const Batch& b) {
+  check_dense(b, "as_array");
+  std::vector<py::ssize_t> shape{static_cast<py::ssize_t>(b.size())};
+  Shape sample = b.empty() ? Shape{} : b.shape(0);
+  shape.insert(shape.end(), sample.begin(), sample.end());
+  if (b.empty()) return py::array(numpy_dtype(b.dtype()), shape);
+  if (b.is_contiguous())
+    return py::array(numpy_dtype(b.dtype()), shape, c_strides(shape, dtype_size(b.dtype())),
+                     b[0].data, keep_alive(b[0].owner));
+  py::array out(numpy_dtype(b.dtype()), shape);
+  auto* dst = static_cast<uint8_t*>(out.mutable_data());
+  for (size_t i = 0; i < b.size(); ++i) {
+    std::memcpy(dst, b[i].data, b.sample_bytes(i));
+    dst += b.sample_bytes(i);
+  }
+  return out;
+}
+
+DLDataType dl_dtype(DType t) {
+  DLDataType d;
+  d.lanes = 1;
+  d.bits = static_cast<uint8_t>(dtype_size(t) * 8);
+  d.code = is_float(t) ? kDLFloat : (t == DType::kBool ? kDLUInt : (is_signed(t) ? kDLInt : kDLUInt));
+  return d;
+}
+
+struct DLPackHolder {
+  std::shared_ptr<void> owner;
+  std::vector<int64_t> shape;
+  DLManagedTensor managed;
+};
+
+py::capsule to_dlpack(const Batch& b) {
+  check_dense(b, "__dlpack__");
+  if (!b.empty() && !b.is_contiguous())
+    throw py::value_error("__dlpack__: the batch's samples are not contiguous in memory; "
+                          "call as_array() for a dense copy.");
+  auto* h = new DLPackHolder;
+  h->shape.push_back(static_cast<int64_t>(b.size()));
+  if (!b.empty()) {
+    h->owner = b[0].owner;
+    h->shape.insert(h->shape.end(), b.shape(0).begin(), b.shape(0).end());
+  }
+  DLTensor& t = h->managed.dl_tensor;
+  t.data = b.empty() ? nullptr : b[0].data;
+  t.device = {b.memory() == MemoryKind::kDevice ? kDLCUDA
+              : b.memory() == MemoryKind::kPinned ? kDLCUDAHost : kDLCPU,
+              b.memory() == MemoryKind::kDevice ? b.device() : 0};
+  t.ndim = static_cast<int>(h->shape.size());
+  t.dtype = dl_dtype(b.dtype());
+  t.shape = h->shape.data();
+  t.strides = nullptr;
+  t.byte_offset = 0;
+  h->managed.manager_ctx = h;
+  h->managed.deleter = [](DLManagedTensor* m) { delete static_cast<DLPackHolder*>(m->manager_ctx); };
+  // The consumer renames the capsule to "used_dltensor" and calls the deleter itself; if it
+  // never takes the capsule, its destructor frees the tensor.
+  return py::capsule(&h->managed, "dltensor", [](PyObject* cap) {
+    if (PyCapsule_IsValid(cap, "dltensor")) {
+      auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, "dltensor"));
+      if (m && m->deleter) m->deleter(m);
+    }
+  });
+}
+
+}  // namespace
+
+class TensorListCPU {
+ public:
+  explicit TensorListCPU(Batch b) : batch(std::move(b)) {}
+  Batch batch;
+};
+
+py::object wrap_batch(Batch b) { return py::cast(TensorListCPU(std::move(b))); }
+
+void bind_tensor_list(py::module_& m) {
+  py::class_<TensorListCPU>(m, "TensorListCPU", R"doc(
+A batch of samples in host memory: one dtype, one layout, a shape per sample.
+
+``batch[i]`` is sample i as a NumPy array sharing the batch's memory (it stays valid for as
+long as you hold it). ``as_array()`` gives the whole batch as one array when all samples have
+the same shape; ``__dlpack__`` hands it to PyTorch, JAX or TensorFlow without a copy.)doc")
+      .def("__len__", [](const TensorListCPU& t) { return t.batch.size(); })
+      .def("__getitem__", [](const TensorListCPU& t, py::ssize_t i) {
+        py::ssize_t n = static_cast<py::ssize_t>(t.batch.size());
+        if (i < 0) i += n;
+        if (i < 0 || i >= n)
+          throw py::index_error("sample index " + std::to_string(i) + " is out of range for a batch of " +
+                                std::to_string(n) + " samples");
+        return sample_array(t.batch, static_cast<size_t>(i));
+      })
+      .def("at", [](const TensorListCPU& t, size_t i) {
+        if (i >= t.batch.size()) throw py::index_error("sample index out of range");
+        return sample_array(t.batch, i);
+      }, "Sample i as a NumPy array (shares memory).")
+      .def("as_array", [](const TensorListCPU& t) { return batch_array(t.batch); },
+           "The batch as one NumPy array of shape (N, ...); needs equal sample shapes.")
+      .def("as_tensor", [](const TensorListCPU& t) { return batch_array(t.batch); },
+           "Same as as_array(): the batch as one dense array.")
+      .def("__array__", [](const TensorListCPU& t, py::object dtype, py::object copy) {
+        py::array a = batch_array(t.batch);
+        if (!dtype.is_none()) return py::array(a.attr("astype")(dtype));
+        return a;
+      }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+      .def("shape", [](const TensorListCPU& t) {
+        py::list r;
+        for (size_t i = 0; i < t.batch.size(); ++i) r.append(py::tuple(py::cast(t.batch.shape(i))));
+        return r;
+      }, "Each sample's shape, as a list of tuples.")
+      .def("layout", [](const TensorListCPU& t) { return t.batch.layout(); })
+      .def_property_readonly("dtype", [](const TensorListCPU& t) {
+        return py::module_::import("stoker.types").attr("DALIDataType")(static_cast<int>(t.batch.dtype()));
+      })
+      .def("is_dense_tensor", [](const TensorListCPU& t) {
+        return t.batch.is_uniform() && t.batch.is_contiguous();
+      })
+      .def("source_info", [](const TensorListCPU& t, size_t i) {
+        if (i >= t.batch.size()) throw py::index_error("sample index out of range");
+        return t.batch[i].source;
+      }, "Where sample i came from (a file path or record), or '' if it was made in the pipeline.")
+      .def("as_cpu", [](py::object self) { return self; }, "The batch on the CPU (this batch).")
+      .def("__dlpack__", [](const TensorListCPU& t, py::object stream, py::kwargs) {
+        return to_dlpack(t.batch);
+      }, py::arg("stream") = py::none())
+      .def("__dlpack_device__", [](const TensorListCPU& t) {
+        return py::make_tuple(static_cast<int>(kDLCPU), 0);
+      })
+      .def("__repr__", [](const TensorListCPU& t) {
+        std::string s = "TensorListCPU(" + std::to_string(t.batch.size()) + " samples, dtype=" +
+                        dtype_name(t.batch.dtype()) + ", layout='" + t.batch.layout() + "'";
+        if (!t.batch.empty()) s += t.batch.is_uniform() ? ", shape=" + to_string(t.batch.shape(0))
+                                                         : ", ragged";
+        return s + ")";
+      });
+}
+
+}  // namespace stoker::python

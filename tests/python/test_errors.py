@@ -1,0 +1,144 @@
+"""Bad arguments and bad input: clear errors naming the operator, the argument or the file."""
+import gc
+import os
+import shutil
+
+import pytest
+
+import stoker
+
+
+def os_threads():
+    """Threads of this process, C++ ones included."""
+    return len(os.listdir("/proc/self/task"))
+from stoker import fn, pipeline_def, types
+
+
+def one_op_pipe(make, batch_size=2):
+    @pipeline_def(batch_size=batch_size, num_threads=2, device_id=None, seed=1)
+    def pipe():
+        return make()
+    return pipe()
+
+
+def test_unknown_argument_names_operator_and_suggests():
+    with pytest.raises(TypeError, match=r"fn.random.uniform got an unexpected argument 'rnage'.*'range'"):
+        one_op_pipe(lambda: fn.random.uniform(rnage=(0, 1)))
+
+
+def test_wrong_type_names_argument_expected_and_given():
+    with pytest.raises(TypeError, match=r"fn.random.coin_flip: argument 'probability' expects float, got str 'high'"):
+        one_op_pipe(lambda: fn.random.coin_flip(probability="high"))
+
+
+def test_out_of_range_value():
+    with pytest.raises(ValueError, match=r"fn.random.coin_flip: argument 'probability' must be in \[0, 1\], got 1.5"):
+        one_op_pipe(lambda: fn.random.coin_flip(probability=1.5))
+
+
+def test_wrong_list_length():
+    with pytest.raises(ValueError, match=r"argument 'range' takes 2 values, got 3"):
+        one_op_pipe(lambda: fn.random.uniform(range=(0, 1, 2)))
+
+
+def test_constant_only_argument_rejects_a_tensor():
+    with pytest.raises(TypeError, match="argument 'dtype' must be a constant"):
+        one_op_pipe(lambda: fn.cast(fn.random.uniform(), dtype=fn.random.uniform()))
+
+
+def test_fn_outside_a_pipeline():
+    with pytest.raises(RuntimeError, match="must be called while a pipeline is being defined"):
+        fn.random.uniform()
+
+
+def test_missing_backend():
+    with pytest.raises(ValueError, match="fn.cast has no 'gpu' backend"):
+        one_op_pipe(lambda: fn.cast(fn.random.uniform(), dtype=types.INT32, device="gpu"))
+
+
+def test_bad_pipeline_arguments():
+    with pytest.raises(ValueError, match="batch_size must be >= 1, got 0"):
+        stoker.Pipeline(batch_size=0)
+    with pytest.raises(TypeError, match="num_threads must be an int"):
+        stoker.Pipeline(batch_size=1, num_threads="4")
+
+
+def test_missing_file_root(tmp_path):
+    missing = tmp_path / "nope"
+    with pytest.raises(FileNotFoundError, match=r"fn.readers.file .*file_root '.*nope' does not exist"):
+        one_op_pipe(lambda: fn.readers.file(file_root=str(missing))).build()
+
+
+def test_empty_folder(tmp_path):
+    (tmp_path / "class0").mkdir()
+    with pytest.raises(ValueError, match=r"fn.readers.file"):
+        one_op_pipe(lambda: fn.readers.file(file_root=str(tmp_path))).build()
+
+
+def test_file_list_naming_a_missing_file(tmp_path, jpeg_files):
+    lst = tmp_path / "list.txt"
+    lst.write_text(f"{jpeg_files[0][0]} 0\n{tmp_path}/gone.jpg 1\n")
+    p = one_op_pipe(lambda: fn.readers.file(file_list=str(lst)))
+    with pytest.raises(FileNotFoundError, match=r"fn.readers.file.*gone.jpg"):
+        p.run()
+
+
+def decode_pipe(files):
+    @pipeline_def(batch_size=len(files), num_threads=2, device_id=None, seed=1)
+    def pipe():
+        jpegs, _ = fn.readers.file(files=[str(f) for f in files])
+        return fn.decoders.image(jpegs)
+    return pipe()
+
+
+def test_non_image_file(tmp_path):
+    bad = tmp_path / "notes.jpg"
+    bad.write_text("this is not an image at all")
+    with pytest.raises(stoker.DecodeError, match=r"fn.decoders.image.*notes.jpg"):
+        decode_pipe([bad]).run()
+
+
+def test_truncated_jpeg(tmp_path, jpeg_files):
+    data = open(jpeg_files[0][0], "rb").read()
+    bad = tmp_path / "truncated.jpg"
+    bad.write_bytes(data[: len(data) // 2])
+    with pytest.raises(stoker.DecodeError, match=r"fn.decoders.image.*truncated.jpg"):
+        decode_pipe([jpeg_files[1][0], bad]).run()
+
+
+def test_a_pipeline_that_raised_keeps_running_and_deletes_cleanly(tmp_path, jpeg_files):
+    data = open(jpeg_files[0][0], "rb").read()
+    bad = tmp_path / "truncated.jpg"
+    bad.write_bytes(data[:1000])
+    good = jpeg_files[1][0]
+    base = os_threads()
+
+    @pipeline_def(batch_size=1, num_threads=2, device_id=None, seed=1)
+    def pipe():
+        jpegs, _ = fn.readers.file(files=[str(bad), good])
+        return fn.decoders.image(jpegs)
+
+    p = pipe()
+    with pytest.raises(stoker.DecodeError):
+        p.run()
+    (img,) = p.run()  # the next batch (the good file) still comes
+    assert img.source_info(0) == good
+    del p
+    gc.collect()
+    assert os_threads() == base
+
+
+def test_deleting_a_running_pipeline_joins_its_threads(jpeg_dir):
+    base = os_threads()
+
+    @pipeline_def(batch_size=8, num_threads=3, device_id=None, seed=1, prefetch_queue_depth=2)
+    def pipe():
+        jpegs, _ = fn.readers.file(file_root=str(jpeg_dir))
+        return fn.decoders.image(jpegs)
+
+    p = pipe()
+    p.run()
+    assert os_threads() > base  # the producer and 3 workers
+    del p
+    gc.collect()
+    assert os_threads() == base
