@@ -2,7 +2,7 @@
 # Runs all of stoker's tests: builds the C++ core with its gtests and the Python module in one
 # CMake build (both cores, ccache), runs the gtests, then pytest against that build.
 # Usage: bash scripts/test.sh            (what CI runs)
-#        STOKER_TEST_ARGS="-k resize" bash scripts/test.sh
+#        STOKER_TEST_ARGS="tests/python/test_resize.py -k linear" bash scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup_deps.sh
@@ -13,11 +13,13 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTOKER_BUILD_TESTS=
       -DPython_EXECUTABLE="$(command -v python3)" -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" \
       ${STOKER_CMAKE_ARGS:-} >/dev/null
 cmake --build "$BUILD" -j "$JOBS"
-# The Python package runs from the source tree with the freshly built module beside it.
-cp "$BUILD"/_C*.so python/stoker/
+# The Python package as it would install: the sources plus the freshly built module, in the
+# build folder (so that several builds can coexist).
+rm -rf "$BUILD/python" && mkdir -p "$BUILD/python" && cp -r python/stoker "$BUILD/python/"
+cp "$BUILD"/_C*.so "$BUILD/python/stoker/"
 
 echo "== C++ tests (gtest)"
-"$BUILD"/stoker_tests --gtest_brief=1
+"$BUILD"/stoker_tests --gtest_brief=1 ${STOKER_GTEST_ARGS:-}
 
 echo "== Python tests (pytest)"
-PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q tests/python ${STOKER_TEST_ARGS:-}
+PYTHONPATH="$PWD/$BUILD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q -p no:cacheprovider ${STOKER_TEST_ARGS:-tests/python}

@@ -47,8 +47,10 @@ class FileReader : public Operator {
 
   void run_batch(Workspace& ws) override {
     std::vector<readers::Pick> picks = order_->next_batch();
-    Batch& data = ws.outputs.emplace_back(DType::kUInt8, "");
-    Batch& labels = ws.outputs.emplace_back(DType::kInt32, "");
+    ws.outputs.assign(2, Batch());
+    Batch& data = ws.outputs[0];
+    Batch& labels = ws.outputs[1];
+    data = Batch(DType::kUInt8, "");
     data.resize(picks.size());
     labels.allocate(*ws.host_pool, DType::kInt32, std::vector<Shape>(picks.size(), Shape{1}), "");
     ws.thread_pool->parallel_for(static_cast<int64_t>(picks.size()), [&](int64_t i, int) {

@@ -1,0 +1,1 @@
+# Files of src/kernels/cpu/color, listed one by one.

@@ -1,0 +1,1 @@
+# Files of src/kernels/cpu/geometry, listed one by one.

@@ -1,0 +1,1 @@
+# Files of src/kernels/cpu/warp, listed one by one.

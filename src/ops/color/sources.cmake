@@ -1,0 +1,1 @@
+# Files of src/ops/color, listed one by one.

@@ -1,0 +1,1 @@
+# Files of src/ops/geometry, listed one by one.

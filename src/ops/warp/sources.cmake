@@ -1,0 +1,1 @@
+# Files of src/ops/warp, listed one by one.
