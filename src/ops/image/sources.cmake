@@ -1,0 +1,7 @@
+# Files of src/ops/image, listed one by one.
+list(APPEND STOKER_SOURCES
+  src/ops/image/decoder.cc
+  src/ops/image/resize.cc
+  src/ops/image/resize_attr.cc)
+list(APPEND STOKER_TEST_SOURCES
+  tests/cpp/ops/resize_attr_test.cc)
