@@ -32,22 +32,36 @@ def test_linear_antialias_matches_pillow(photos):
         assert diff.mean() <= 0.5 and diff.max() <= 10, (photos[i], diff.mean(), diff.max())
 
 
-@pytest.mark.parametrize("interp,cv_interp", [(types.INTERP_LINEAR, cv2.INTER_LINEAR),
-                                              (types.INTERP_NN, cv2.INTER_NEAREST_EXACT)])
-def test_without_antialias_matches_opencv(photos, interp, cv_interp):
-    images, out = decode_and_resize(photos, size=(300, 200), interp_type=interp, antialias=False)
+@pytest.mark.parametrize("size", [(300, 200), (700, 900)])
+@pytest.mark.parametrize("interp,cv_interp,parity", [
+    (types.INTERP_LINEAR, cv2.INTER_LINEAR, "default"),
+    (types.INTERP_LINEAR, cv2.INTER_LINEAR, "opencv"),
+    (types.INTERP_CUBIC, cv2.INTER_CUBIC, "opencv"),
+    (types.INTERP_NN, cv2.INTER_NEAREST, "opencv")])
+def test_without_antialias_matches_opencv(photos, size, interp, cv_interp, parity):
+    images, out = decode_and_resize(photos, size=size, interp_type=interp, antialias=False,
+                                    parity=parity)
     for i in range(len(photos)):
-        ref = cv2.resize(images[i], (200, 300), interpolation=cv_interp)
-        assert out[i].shape == (300, 200, 3)
+        ref = cv2.resize(images[i], size[::-1], interpolation=cv_interp)
+        assert out[i].shape == size + (3,)
         assert np.abs(out[i].astype(int) - ref).max() <= 1
 
 
-def test_upscaling_cubic_matches_pillow(photos):
-    images, out = decode_and_resize(photos[:2], resize_x=1000, resize_y=900, interp_type=types.INTERP_CUBIC)
-    for i in range(2):
-        ref = np.asarray(Image.fromarray(images[i]).resize((1000, 900), Image.BICUBIC))
+@pytest.mark.parametrize("interp,pil_filter", [(types.INTERP_LINEAR, Image.BILINEAR),
+                                               (types.INTERP_CUBIC, Image.BICUBIC),
+                                               (types.INTERP_LANCZOS3, Image.LANCZOS),
+                                               (types.INTERP_NN, Image.NEAREST)])
+@pytest.mark.parametrize("size", [(160, 224), (900, 1000)])
+def test_pil_parity_reproduces_pillow(photos, interp, pil_filter, size):
+    images, out = decode_and_resize(photos[:3], size=size, interp_type=interp, parity="pil")
+    for i in range(3):
+        ref = np.asarray(Image.fromarray(images[i]).resize(size[::-1], pil_filter))
         diff = np.abs(out[i].astype(int) - ref)
-        assert diff.mean() <= 0.5 and diff.max() <= 10
+        # Pillow's own int16 SIMD path departs from its published algorithm on rare pixels
+        # (rounding ties, and a few cubic/lanczos outliers), which stoker follows.
+        assert diff.mean() < 0.2 and np.percentile(diff, 99.5) <= 1, (diff.mean(), diff.max())
+        if interp in (types.INTERP_NN, types.INTERP_LINEAR):
+            assert diff.max() <= 2
 
 
 @pytest.mark.parametrize("args,in_hw,out_hw", [

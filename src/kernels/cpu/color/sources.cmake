@@ -1,1 +1,7 @@
 # Files of src/kernels/cpu/color, listed one by one.
+list(APPEND STOKER_SOURCES
+  src/kernels/cpu/color/color_affine.cc
+  src/kernels/cpu/color/color_affine_avx2.cc)
+list(APPEND STOKER_TEST_SOURCES
+  tests/cpp/kernels/color_affine_test.cc
+  tests/cpp/kernels/color_ops_test.cc)

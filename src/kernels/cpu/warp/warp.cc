@@ -1,0 +1,94 @@
+#include "kernels/cpu/warp/warp.h"
+
+namespace stoker {
+namespace kernels {
+
+bool invert_affine(const AffineMap2D& a, AffineMap2D* inv) {
+  const double* m = a.m;
+  double det = m[0] * m[4] - m[1] * m[3];
+  if (!std::isfinite(det) || det == 0.0) return false;
+  double r = 1.0 / det;
+  double i0 = m[4] * r, i1 = -m[1] * r, i3 = -m[3] * r, i4 = m[0] * r;
+  inv->m[0] = i0;
+  inv->m[1] = i1;
+  inv->m[2] = -(i0 * m[2] + i1 * m[5]);
+  inv->m[3] = i3;
+  inv->m[4] = i4;
+  inv->m[5] = -(i3 * m[2] + i4 * m[5]);
+  return true;
+}
+
+void rotated_canvas_size(int64_t in_h, int64_t in_w, double angle_deg, int64_t* out_h, int64_t* out_w) {
+  double a = angle_deg * M_PI / 180.0;
+  double c = std::abs(std::cos(a)), s = std::abs(std::sin(a));
+  // The small epsilon keeps right angles from growing a pixel through rounding noise.
+  constexpr double eps = 1e-2;
+  int64_t w = static_cast<int64_t>(std::ceil(c * in_w + s * in_h - eps));
+  int64_t h = static_cast<int64_t>(std::ceil(c * in_h + s * in_w - eps));
+  // Keep the parity of the input side each output side mostly comes from: then the pixel grids
+  // line up at the centre and small angles blur less.
+  int64_t pw = (s <= c ? in_w : in_h) % 2, ph = (s <= c ? in_h : in_w) % 2;
+  if (w % 2 != pw) ++w;
+  if (h % 2 != ph) ++h;
+  *out_w = std::max<int64_t>(w, 1);
+  *out_h = std::max<int64_t>(h, 1);
+}
+
+AffineMap2D rotation_map(int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w, double angle_deg) {
+  // src = in / 2 + R (dst - out / 2), R = [[cos, -sin], [sin, cos]]: with y pointing down, this
+  // turns the picture counter-clockwise on screen.
+  double a = angle_deg * M_PI / 180.0;
+  double c = std::cos(a), s = std::sin(a);
+  double ox = out_w * 0.5, oy = out_h * 0.5;
+  AffineMap2D m;
+  m.m[0] = c;
+  m.m[1] = -s;
+  m.m[2] = in_w * 0.5 - (c * ox - s * oy);
+  m.m[3] = s;
+  m.m[4] = c;
+  m.m[5] = in_h * 0.5 - (s * ox + c * oy);
+  return m;
+}
+
+RowMap affine_row_map(const AffineMap2D& a) {
+  return [a](int64_t y, int64_t width, float* sx, float* sy) {
+    const double* m = a.m;
+    double yc = y + 0.5;
+    double bx = m[1] * yc + m[2], by = m[4] * yc + m[5];
+    for (int64_t x = 0; x < width; ++x) {
+      double xc = x + 0.5;
+      sx[x] = static_cast<float>(m[0] * xc + bx);
+      sy[x] = static_cast<float>(m[3] * xc + by);
+    }
+  };
+}
+
+RowMap water_row_map(const WaterParams& p) {
+  return [p](int64_t y, int64_t width, float* sx, float* sy) {
+    float fy = static_cast<float>(y);
+    float dx = p.ampl_x * std::sin(p.freq_x * fy + p.phase_x);
+    for (int64_t x = 0; x < width; ++x) {
+      float fx = static_cast<float>(x);
+      sx[x] = fx + dx;
+      sy[x] = fy + p.ampl_y * std::cos(p.freq_y * fx + p.phase_y);
+    }
+  };
+}
+
+RowMap sphere_row_map(int64_t height, int64_t width) {
+  float mid_x = width * 0.5f, mid_y = height * 0.5f;
+  // DALI truncates the radius to an integer; a 1-pixel image would divide by zero.
+  int d = std::max(static_cast<int>(std::max(mid_x, mid_y)), 1);
+  return [mid_x, mid_y, d](int64_t y, int64_t width, float* sx, float* sy) {
+    float ty = y + 0.5f - mid_y;
+    for (int64_t x = 0; x < width; ++x) {
+      float tx = x + 0.5f - mid_x;
+      float rad = std::sqrt(tx * tx + ty * ty) / d;
+      sx[x] = mid_x + rad * tx;
+      sy[x] = mid_y + rad * ty;
+    }
+  };
+}
+
+}  // namespace kernels
+}  // namespace stoker

@@ -1,0 +1,250 @@
+// Geometric warps of interleaved (HWC) images on the CPU: affine maps (warp_affine, rotate) and
+// arbitrary per-pixel maps (water, sphere) share one sampler.
+//
+// Coordinates follow DALI: pixel (i, j) covers [i, i+1) x [j, j+1), so its centre is at
+// (i + 0.5, j + 0.5). A map gives, for each output pixel, the point of the source to sample:
+//  - nearest: the source pixel containing the point, floor(x), floor(y);
+//  - linear:  the four pixels around it, weights from (x - 0.5, y - 0.5);
+//  - cubic:   the 4x4 pixels around it, Keys' cubic with a = -0.75 (OpenCV's INTER_CUBIC).
+// Taps outside the source read the edge pixel (clamp) or the fill value, tap by tap, as DALI's
+// samplers (and OpenCV's BORDER_REPLICATE / BORDER_CONSTANT) do. Arithmetic is in float; the
+// result is rounded half to even and saturated into the output type (convert_sat).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "core/convert.h"
+#include "core/shape.h"
+#include "kernels/cpu/warp/round_sat.h"
+
+namespace stoker {
+namespace kernels {
+
+enum class WarpInterp : int8_t { kNearest, kLinear, kCubic };
+
+struct WarpBorder {
+  bool clamp = true;  // repeat the edge pixel; otherwise read `fill` (every channel)
+  float fill = 0.0f;
+};
+
+// dst(x, y) = src(m[0] x + m[1] y + m[2], m[3] x + m[4] y + m[5]) in the coordinates above.
+struct AffineMap2D {
+  double m[6] = {1, 0, 0, 0, 1, 0};
+};
+
+// The inverse map; false when the matrix is singular (or not finite).
+bool invert_affine(const AffineMap2D& a, AffineMap2D* inv);
+
+// DALI's rotate: the output canvas (height, width) that holds the whole input rotated by
+// `angle_deg`, with the parity of each side matched to the input side it mostly comes from.
+void rotated_canvas_size(int64_t in_h, int64_t in_w, double angle_deg, int64_t* out_h, int64_t* out_w);
+// The output-to-input map of a counter-clockwise rotation by `angle_deg` (y pointing down) that
+// puts the centre of the input at the centre of the output.
+AffineMap2D rotation_map(int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w, double angle_deg);
+
+// Fills the source points of one output row: sx[x], sy[x] for x in [0, width) of row y.
+using RowMap = std::function<void(int64_t y, int64_t width, float* sx, float* sy)>;
+
+RowMap affine_row_map(const AffineMap2D& a);
+// DALI's water: src = (x + ampl_x sin(freq_x y + phase_x), y + ampl_y cos(freq_y x + phase_y)),
+// with x, y the output pixel's integer index (DALI passes the index, not the centre).
+struct WaterParams {
+  float ampl_x = 10, ampl_y = 10, freq_x = 0, freq_y = 0, phase_x = 0, phase_y = 0;
+};
+RowMap water_row_map(const WaterParams& p);
+// DALI's sphere: the centred point p = (x + 0.5, y + 0.5) - mid is scaled by |p| / d, with
+// mid = (W / 2, H / 2) and d = int(max(mid)), so the centre magnifies and the corners shrink.
+RowMap sphere_row_map(int64_t height, int64_t width);
+
+namespace detail {
+
+// Brings a coordinate into [-4, n + 4] (NaN to -4): far-away samples stay outside the image and
+// the integer conversions below cannot overflow.
+inline float tame(float v, int64_t n) {
+  float hi = static_cast<float>(n + 4);
+  if (!(v >= -4.0f)) return -4.0f;
+  return v > hi ? hi : v;
+}
+
+// floor for tamed values (std::floor is a library call without SSE4.1).
+inline int64_t floor_i(float v) {
+  int64_t i = static_cast<int64_t>(v);
+  return i - (v < static_cast<float>(i));
+}
+
+// Keys' cubic convolution weights for the four taps at offsets -1, 0, 1, 2 from floor.
+inline void cubic_weights(float t, float w[4]) {
+  constexpr float a = -0.75f;
+  float t1 = t + 1, t2 = 1 - t;
+  w[0] = ((a * t1 - 5 * a) * t1 + 8 * a) * t1 - 4 * a;
+  w[1] = ((a + 2) * t - (a + 3)) * t * t + 1;
+  w[2] = ((a + 2) * t2 - (a + 3)) * t2 * t2 + 1;
+  w[3] = 1 - w[0] - w[1] - w[2];
+}
+
+template <typename Out, typename In>
+class RowSampler {
+ public:
+  RowSampler(const ImageView<const In>& in, WarpBorder border)
+      : in_(in), border_(border), c_(in.channels) {}
+
+  // out: the output row (pixel stride `ops`); sx, sy: the source points.
+  void nearest(Out* out, int64_t ops, const float* sx, const float* sy, int64_t n) const {
+    for (int64_t x = 0; x < n; ++x, out += ops) {
+      int64_t ix = floor_i(tame(sx[x], in_.width)), iy = floor_i(tame(sy[x], in_.height));
+      if (inside(ix, iy)) {
+        const In* p = in_.at(iy, ix);
+        for (int64_t c = 0; c < c_; ++c) out[c] = convert_sat<Out>(p[c]);
+      } else if (border_.clamp) {
+        const In* p = in_.at(clampi(iy, in_.height), clampi(ix, in_.width));
+        for (int64_t c = 0; c < c_; ++c) out[c] = convert_sat<Out>(p[c]);
+      } else {
+        for (int64_t c = 0; c < c_; ++c) out[c] = convert_sat<Out>(border_.fill);
+      }
+    }
+  }
+
+  void linear(Out* out, int64_t ops, const float* sx, const float* sy, int64_t n) const {
+    switch (c_) {  // the channel loop unrolled for the common counts
+      case 1: return linear_c<1>(out, ops, sx, sy, n);
+      case 3: return linear_c<3>(out, ops, sx, sy, n);
+      case 4: return linear_c<4>(out, ops, sx, sy, n);
+      default: return linear_c<0>(out, ops, sx, sy, n);
+    }
+  }
+
+  void cubic(Out* out, int64_t ops, const float* sx, const float* sy, int64_t n) const {
+    const int64_t W = in_.width, H = in_.height;
+    for (int64_t x = 0; x < n; ++x, out += ops) {
+      float fx = tame(sx[x], W) - 0.5f, fy = tame(sy[x], H) - 0.5f;
+      int64_t x0 = floor_i(fx) - 1, y0 = floor_i(fy) - 1;
+      float wx[4], wy[4];
+      cubic_weights(fx - (x0 + 1), wx);
+      cubic_weights(fy - (y0 + 1), wy);
+      bool in_img = x0 >= 0 && y0 >= 0 && x0 + 3 < W && y0 + 3 < H;
+      for (int64_t c = 0; c < c_; ++c) {
+        float acc = 0;
+        for (int j = 0; j < 4; ++j) {
+          float row = 0;
+          if (in_img) {
+            const In* p = in_.at(y0 + j, x0) + c;
+            for (int i = 0; i < 4; ++i) row += wx[i] * static_cast<float>(p[i * in_.pixel_stride]);
+          } else {
+            for (int i = 0; i < 4; ++i) row += wx[i] * tap(x0 + i, y0 + j, c);
+          }
+          acc += wy[j] * row;
+        }
+        out[c] = round_sat<Out>(acc);
+      }
+    }
+  }
+
+ private:
+  template <int kC>
+  void linear_c(Out* out, int64_t ops, const float* sx, const float* sy, int64_t n) const {
+    // Locals, not members: stores through an 8-bit `out` may alias anything, and would make
+    // the compiler reload every member after each pixel.
+    const int64_t C = kC > 0 ? kC : c_;
+    const int64_t W = in_.width, H = in_.height, rs = in_.row_stride, ps = in_.pixel_stride;
+    const In* const base = in_.data;
+    // Two passes over chunks of the row: first the tap positions and weights (a loop the
+    // compiler vectorises), then the fetches.
+    constexpr int kChunk = 256;
+    int32_t ix[kChunk], iy[kChunk];
+    float wx[kChunk], wy[kChunk];
+    const float hx = static_cast<float>(W + 4), hy = static_cast<float>(H + 4);
+    for (int64_t x0c = 0; x0c < n; x0c += kChunk) {
+      const int m = static_cast<int>(std::min<int64_t>(kChunk, n - x0c));
+      const float* cx = sx + x0c;
+      const float* cy = sy + x0c;
+      for (int k = 0; k < m; ++k) {
+        float fx = cx[k] >= -4.0f ? (cx[k] <= hx ? cx[k] : hx) : -4.0f;  // NaN -> -4
+        float fy = cy[k] >= -4.0f ? (cy[k] <= hy ? cy[k] : hy) : -4.0f;
+        fx -= 0.5f;
+        fy -= 0.5f;
+        int32_t i = static_cast<int32_t>(fx), j = static_cast<int32_t>(fy);
+        i -= fx < static_cast<float>(i);
+        j -= fy < static_cast<float>(j);
+        ix[k] = i;
+        iy[k] = j;
+        wx[k] = fx - static_cast<float>(i);
+        wy[k] = fy - static_cast<float>(j);
+      }
+      for (int k = 0; k < m; ++k, out += ops) {
+        const int64_t x0 = ix[k], y0 = iy[k];
+        const float qx = wx[k], qy = wy[k], px = 1 - qx, py = 1 - qy;
+        if (x0 >= 0 && y0 >= 0 && x0 + 1 < W && y0 + 1 < H) {
+          const In* a = base + y0 * rs + x0 * ps;
+          const In* b = a + ps;
+          const In* cc = a + rs;
+          const In* d = cc + ps;
+          for (int64_t c = 0; c < C; ++c) {
+            float top = static_cast<float>(a[c]) * px + static_cast<float>(b[c]) * qx;
+            float bot = static_cast<float>(cc[c]) * px + static_cast<float>(d[c]) * qx;
+            out[c] = round_sat<Out>(top * py + bot * qy);
+          }
+        } else {
+          for (int64_t c = 0; c < C; ++c) {
+            float top = tap(x0, y0, c) * px + tap(x0 + 1, y0, c) * qx;
+            float bot = tap(x0, y0 + 1, c) * px + tap(x0 + 1, y0 + 1, c) * qx;
+            out[c] = round_sat<Out>(top * py + bot * qy);
+          }
+        }
+      }
+    }
+  }
+
+  bool inside(int64_t x, int64_t y) const { return x >= 0 && y >= 0 && x < in_.width && y < in_.height; }
+  static int64_t clampi(int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
+  float tap(int64_t x, int64_t y, int64_t c) const {
+    if (inside(x, y)) return static_cast<float>(in_.at(y, x)[c]);
+    if (border_.clamp) return static_cast<float>(in_.at(clampi(y, in_.height), clampi(x, in_.width))[c]);
+    return border_.fill;
+  }
+
+  ImageView<const In> in_;
+  WarpBorder border_;
+  int64_t c_;
+};
+
+}  // namespace detail
+
+// Warps `in` into `out` (same number of channels): out(x, y) = in(map(x, y)). An empty input
+// (0 rows or columns) fills the output with the fill value (or 0 when clamping).
+template <typename Out, typename In>
+void warp(const ImageView<Out>& out, const ImageView<const In>& in, const RowMap& map,
+          WarpInterp interp, WarpBorder border) {
+  if (out.height <= 0 || out.width <= 0 || out.channels <= 0) return;
+  if (in.height <= 0 || in.width <= 0) {
+    float v = border.clamp ? 0.0f : border.fill;
+    for (int64_t y = 0; y < out.height; ++y)
+      for (int64_t x = 0; x < out.width; ++x)
+        for (int64_t c = 0; c < out.channels; ++c) out.at(y, x)[c] = convert_sat<Out>(v);
+    return;
+  }
+  detail::RowSampler<Out, In> s(in, border);
+  std::vector<float> sx(out.width), sy(out.width);
+  for (int64_t y = 0; y < out.height; ++y) {
+    map(y, out.width, sx.data(), sy.data());
+    Out* row = out.row(y);
+    switch (interp) {
+      case WarpInterp::kNearest: s.nearest(row, out.pixel_stride, sx.data(), sy.data(), out.width); break;
+      case WarpInterp::kLinear: s.linear(row, out.pixel_stride, sx.data(), sy.data(), out.width); break;
+      case WarpInterp::kCubic: s.cubic(row, out.pixel_stride, sx.data(), sy.data(), out.width); break;
+    }
+  }
+}
+
+template <typename Out, typename In>
+void warp_affine(const ImageView<Out>& out, const ImageView<const In>& in, const AffineMap2D& m,
+                 WarpInterp interp, WarpBorder border) {
+  warp(out, in, affine_row_map(m), interp, border);
+}
+
+}  // namespace kernels
+}  // namespace stoker

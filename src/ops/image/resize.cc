@@ -1,0 +1,230 @@
+// resize: DALI's sizing rules (resize_attr.h) and the separable resampling kernel.
+#include "kernels/cpu/imgproc/resample.h"
+#include "ops/image/image_types.h"
+#include "ops/image/resize_attr.h"
+#include "pipeline/operator.h"
+
+namespace stoker {
+namespace {
+
+kernels::ResampleFilter to_filter(int64_t interp, const OpSpec& spec, const char* arg) {
+  switch (static_cast<InterpType>(interp)) {
+    case InterpType::kNN: return kernels::ResampleFilter::kNearest;
+    case InterpType::kLinear: return kernels::ResampleFilter::kLinear;
+    case InterpType::kCubic: return kernels::ResampleFilter::kCubic;
+    case InterpType::kLanczos3: return kernels::ResampleFilter::kLanczos3;
+    case InterpType::kTriangular: return kernels::ResampleFilter::kTriangular;
+    case InterpType::kGaussian: return kernels::ResampleFilter::kGaussian;
+  }
+  spec.arg_error(arg, "is not a known interpolation type: " + std::to_string(interp) + ".");
+}
+
+bool supported_dtype(DType t) {
+  return t == DType::kUInt8 || t == DType::kInt16 || t == DType::kUInt16 || t == DType::kFloat32;
+}
+
+class Resize : public Operator {
+ public:
+  explicit Resize(const OpSpec& spec) : Operator(spec) {
+    int64_t interp = spec.get<int64_t>("interp_type");
+    kernels::ResampleFilter f = to_filter(interp, spec, "interp_type");
+    std::string parity = spec.get<std::string>("parity");
+    if (parity == "pil") params_ = kernels::ResampleParams::pil(f);
+    else if (parity == "opencv") params_ = kernels::ResampleParams::opencv(f);
+    else {
+      // DALI's geometry and filters; at the borders, taps outside the image are dropped and the
+      // rest renormalised (as Pillow and torchvision's antialias do) rather than clamped, so an
+      // antialiased shrink does not over-weight the edge pixels.
+      params_.min_filter = params_.mag_filter = f;
+      params_.border = kernels::ResampleBorder::kRenormalize;
+    }
+    if (spec.has("min_filter")) params_.min_filter = to_filter(spec.get<int64_t>("min_filter"), spec, "min_filter");
+    if (spec.has("mag_filter")) params_.mag_filter = to_filter(spec.get<int64_t>("mag_filter"), spec, "mag_filter");
+    if (parity == "default") params_.antialias = spec.get<bool>("antialias");
+    if (spec.has("dtype")) {
+      dtype_ = static_cast<DType>(spec.get<int64_t>("dtype"));
+      if (!supported_dtype(dtype_))
+        spec.arg_error("dtype", std::string("must be UINT8, INT16, UINT16 or FLOAT, got ") + dtype_name(dtype_) + ".");
+    }
+    if (spec.has("mode")) base_.mode = parse_resize_mode(spec.get<std::string>("mode"));
+    if (spec.has("max_size")) {
+      auto m = spec.get<std::vector<double>>("max_size");
+      base_.max_size.assign(m.begin(), m.end());
+    }
+    base_.subpixel_scale = spec.get<bool>("subpixel_scale");
+    base_.roi_relative = spec.get<bool>("roi_relative");
+    try {
+      check_resize_args(sample_args_template(), 2);
+    } catch (const Error& e) {
+      throw e.with_context(spec.display_name());
+    }
+  }
+
+  std::vector<OutputDesc> setup(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const std::string& layout = in.layout();
+    bool frames = layout == "FHWC";
+    if (!(layout == "HWC" || frames || (layout.empty() && in.ndim() == 3)))
+      spec_.arg_error("input", "must be images (HWC) or sequences of images (FHWC), got layout '" +
+                                   layout + "' with " + std::to_string(in.ndim()) + " dimensions.");
+    DType out_t = dtype_ == DType::kNone ? in.dtype() : dtype_;
+    if (!supported_dtype(in.dtype()))
+      spec_.arg_error("input", std::string("must be uint8, int16, uint16 or float32, got ") + dtype_name(in.dtype()) + ".");
+    results_.resize(in.size());
+    OutputDesc d{out_t, layout, {}};
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Shape& s = in.shape(i);
+      int64_t h = s[frames ? 1 : 0], w = s[frames ? 2 : 1];
+      ResizeArgs a = sample_args(ws, static_cast<int64_t>(i));
+      try {
+        results_[i] = compute_resize_2d(a, h, w);
+      } catch (const Error& e) {
+        throw e.with_context(spec_.display_name() + ", sample " + std::to_string(i));
+      }
+      Shape o = s;
+      o[frames ? 1 : 0] = results_[i].out_h;
+      o[frames ? 2 : 1] = results_[i].out_w;
+      d.shapes.push_back(o);
+    }
+    return {d};
+  }
+
+  void run_sample(Workspace& ws, int64_t i, int) override {
+    const Batch& in = ws.input(0);
+    Batch& out = ws.output(0);
+    const Shape& is = in.shape(i);
+    const Shape& os = out.shape(i);
+    bool frames = in.layout() == "FHWC";
+    int64_t nf = frames ? is[0] : 1;
+    int64_t ih = is[frames ? 1 : 0], iw = is[frames ? 2 : 1], c = is.back();
+    int64_t oh = os[frames ? 1 : 0], ow = os[frames ? 2 : 1];
+    if (oh == 0 || ow == 0 || ih == 0 || iw == 0) return;
+    kernels::ResampleParams p = params_;
+    const ResizeResult2D& r = results_[i];
+    p.roi = kernels::ResampleRoi{r.y0, r.x0, r.y1, r.x1};
+    visit_dtype(in.dtype(), [&](auto ti) {
+      using In = decltype(ti);
+      visit_dtype(out.dtype(), [&](auto to) {
+        using Out = decltype(to);
+        if constexpr ((std::is_same_v<In, uint8_t> || std::is_same_v<In, int16_t> ||
+                       std::is_same_v<In, uint16_t> || std::is_same_v<In, float>) &&
+                      (std::is_same_v<Out, uint8_t> || std::is_same_v<Out, int16_t> ||
+                       std::is_same_v<Out, uint16_t> || std::is_same_v<Out, float>)) {
+          for (int64_t f = 0; f < nf; ++f) {
+            ImageView<const In> src(in.data<In>(i) + f * ih * iw * c, ih, iw, c);
+            ImageView<Out> dst(out.data<Out>(i) + f * oh * ow * c, oh, ow, c);
+            kernels::resample(dst, src, p);
+          }
+        } else {
+          fail(ErrorKind::kInternal, "resize: unsupported type pair");
+        }
+      });
+    });
+  }
+
+ private:
+  ResizeArgs sample_args_template() const {
+    ResizeArgs a = base_;
+    auto opt = [&](const char* n) -> std::optional<float> {
+      if (spec_.has(n)) return static_cast<float>(spec_.get<double>(n));
+      if (spec_.is_tensor_arg(n)) return 1.0f;  // a placeholder: given per sample
+      return std::nullopt;
+    };
+    auto optl = [&](const char* n) -> std::optional<std::vector<float>> {
+      if (spec_.has(n)) return spec_.get<std::vector<float>>(n);
+      if (spec_.is_tensor_arg(n)) return std::vector<float>{1.0f};
+      return std::nullopt;
+    };
+    a.resize_x = opt("resize_x");
+    a.resize_y = opt("resize_y");
+    a.resize_shorter = opt("resize_shorter");
+    a.resize_longer = opt("resize_longer");
+    a.size = optl("size");
+    a.roi_start = optl("roi_start");
+    a.roi_end = optl("roi_end");
+    return a;
+  }
+
+  ResizeArgs sample_args(const Workspace& ws, int64_t i) const {
+    ResizeArgs a = base_;
+    auto opt = [&](const char* n) -> std::optional<float> {
+      if (!ws.has_arg(n)) return std::nullopt;
+      return static_cast<float>(ws.scalar_arg(n, i, 0));
+    };
+    auto optl = [&](const char* n) -> std::optional<std::vector<float>> {
+      if (!ws.has_arg(n)) return std::nullopt;
+      auto v = ws.list_arg(n, i);
+      return std::vector<float>(v.begin(), v.end());
+    };
+    a.resize_x = opt("resize_x");
+    a.resize_y = opt("resize_y");
+    a.resize_shorter = opt("resize_shorter");
+    a.resize_longer = opt("resize_longer");
+    a.size = optl("size");
+    a.roi_start = optl("roi_start");
+    a.roi_end = optl("roi_end");
+    return a;
+  }
+
+  kernels::ResampleParams params_;
+  ResizeArgs base_;
+  DType dtype_ = DType::kNone;
+  std::vector<ResizeResult2D> results_;
+};
+
+}  // namespace
+
+STOKER_REGISTER_OP_NAMED(resize, "resize") {
+  schema.doc("Resizes images (HWC) and sequences of images (FHWC). The output size follows DALI's "
+             "rules for resize_x / resize_y / size, resize_shorter / resize_longer, mode and "
+             "max_size; shrinking is antialiased by default.")
+      .inputs(1, 1, {"input"}).outputs(1).input_layouts({"HWC", "FHWC"}).legacy_name("Resize")
+      .arg({.name = "resize_x", .type = ArgType::kFloat, .optional = true,
+            .doc = "Output width; 0 or absent: from the other extents (keeping the aspect ratio).", .tensor = true})
+      .arg({.name = "resize_y", .type = ArgType::kFloat, .optional = true,
+            .doc = "Output height; 0 or absent: from the other extents.", .tensor = true})
+      .arg({.name = "size", .type = ArgType::kFloatList, .optional = true,
+            .doc = "Output size (H, W); 0 for an extent computed from the others.", .tensor = true})
+      .arg({.name = "resize_shorter", .type = ArgType::kFloat, .optional = true,
+            .doc = "Length of the shorter side; the aspect ratio is kept.", .tensor = true})
+      .arg({.name = "resize_longer", .type = ArgType::kFloat, .optional = true,
+            .doc = "Length of the longer side; the aspect ratio is kept.", .tensor = true})
+      .arg({.name = "max_size", .type = ArgType::kFloatList, .optional = true,
+            .doc = "Upper limit of the output extents (one value, or one per axis)."})
+      .arg({.name = "mode", .type = ArgType::kString, .optional = true,
+            .doc = "How size is applied: 'default', 'stretch', 'not_smaller' or 'not_larger'.",
+            .choices = {"default", "stretch", "not_smaller", "not_larger"}})
+      .arg({.name = "subpixel_scale", .type = ArgType::kBool, .default_value = true,
+            .doc = "Keep the exact (unrounded) scale, adjusting the source window, rather than "
+                   "stretching to whole output pixels."})
+      .arg({.name = "roi_start", .type = ArgType::kFloatList, .optional = true,
+            .doc = "Start of the source region (H, W); absolute, or relative with roi_relative.", .tensor = true})
+      .arg({.name = "roi_end", .type = ArgType::kFloatList, .optional = true,
+            .doc = "End of the source region; a start above the end flips that axis.", .tensor = true})
+      .arg({.name = "roi_relative", .type = ArgType::kBool, .default_value = false,
+            .doc = "roi_start and roi_end are fractions of the input size."})
+      .arg({.name = "interp_type", .type = ArgType::kInterpType, .default_value = int64_t{1},
+            .doc = "Interpolation: INTERP_NN, INTERP_LINEAR, INTERP_CUBIC, INTERP_LANCZOS3, "
+                   "INTERP_TRIANGULAR or INTERP_GAUSSIAN."})
+      .arg({.name = "min_filter", .type = ArgType::kInterpType, .optional = true,
+            .doc = "Filter when shrinking (default: interp_type)."})
+      .arg({.name = "mag_filter", .type = ArgType::kInterpType, .optional = true,
+            .doc = "Filter when enlarging (default: interp_type)."})
+      .arg({.name = "antialias", .type = ArgType::kBool, .default_value = true,
+            .doc = "Widen the filter when shrinking, so that the result does not alias."})
+      .arg({.name = "dtype", .type = ArgType::kDType, .optional = true,
+            .doc = "Output type: UINT8, INT16, UINT16 or FLOAT (default: the input's)."})
+      .arg({.name = "parity", .type = ArgType::kString, .default_value = std::string("default"),
+            .doc = "stoker: whose resize to reproduce: 'default' (DALI's filters, borders "
+                   "renormalised like Pillow's), 'pil' (Image.resize exactly: 8-bit rounding "
+                   "between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated "
+                   "borders, cubic a=-0.75, INTER_NEAREST's corner sampling).",
+            .choices = {"default", "pil", "opencv"}})
+      .arg({.name = "minibatch_size", .type = ArgType::kInt, .default_value = int64_t{32},
+            .doc = "Accepted for DALI compatibility (a GPU batching hint).", .min = 1})
+      .arg({.name = "temp_buffer_hint", .type = ArgType::kInt, .default_value = int64_t{0},
+            .doc = "Accepted for DALI compatibility; scratch memory is sized by use.", .min = 0})
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Resize>(s); });
+}
+
+}  // namespace stoker
