@@ -1,0 +1,384 @@
+"""The contenders that are not stoker, each doing the same work on the same files.
+
+Every contender is a function ``make(job) -> (batches, description)``: ``batches`` is an endless
+iterable of ``(images, labels)``, ready to feed a model -- on the GPU where there is one, else in
+host memory -- and ``description`` says in a line what it does. A contender that cannot run here
+raises ``Unavailable(reason)``; one that can't be installed says so.
+
+Workloads (the same for every contender; see README.md):
+  train   decode the whole JPEG, random-resized-crop to 224x224 (scale 0.08-1, ratio 3/4-4/3),
+          random horizontal flip, scale to [0, 1], normalize with ImageNet's mean/std,
+          float16 NCHW batch.
+  eval    decode, resize the shorter side to 256, center-crop 224x224, normalize, float16 NCHW.
+  decode  decode only: a list of uint8 RGB images of their own sizes.
+
+``threads`` is the number of worker processes for a DataLoader (0: all in the main process),
+the number of file-reading threads for torchvision's GPU decode, and ``num_threads`` for a
+DALI-API pipeline.
+"""
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import dataclasses
+import importlib
+import importlib.util
+
+MEAN = (0.485, 0.456, 0.406)
+STD = (0.229, 0.224, 0.225)
+WORKLOADS = ("train", "eval", "decode")
+CROP, RESIZE_SHORTER = 224, 256
+
+
+class Unavailable(Exception):
+    """This contender can't run here; the message says why (shown in the results table)."""
+
+
+@dataclasses.dataclass
+class Job:
+    root: str                      # ImageFolder-style folder (one sub-folder per class)
+    files: list                    # [(path, label)], ImageFolder order
+    workload: str                  # "train" | "eval" | "decode"
+    batch_size: int
+    threads: int
+    seed: int = 0
+    train_recipe: str = "decode_random_crop"   # DALI-API pipelines only (stoker, DALI)
+
+
+def cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def _need_torch():
+    for mod in ("torch", "torchvision"):
+        try:
+            importlib.import_module(mod)
+        except ImportError as e:
+            raise Unavailable(f"{mod} does not import ({e}): pip install -r "
+                              "bench/requirements.txt") from None
+
+
+# --------------------------------------------------------------------------- shared pieces
+
+class ForeverSampler:
+    """Indices forever, epoch after epoch (a new permutation each when shuffling), so that a
+    DataLoader never stops at an epoch end and its workers stay busy across epochs, as a
+    DALI-style reader does."""
+
+    def __init__(self, n: int, shuffle: bool, seed: int):
+        self.n, self.shuffle, self.seed = n, shuffle, seed
+
+    def __iter__(self):
+        import torch
+        g = torch.Generator()
+        g.manual_seed(self.seed)
+        while True:
+            if self.shuffle:
+                yield from torch.randperm(self.n, generator=g).tolist()
+            else:
+                yield from range(self.n)
+
+    def __len__(self):               # for DataLoader's bookkeeping only; iteration is endless
+        return 2**62
+
+
+def _collate_list(samples):
+    """For decode: images of different sizes stay a list; labels become a tensor."""
+    import torch
+    return [s[0] for s in samples], torch.tensor([s[1] for s in samples])
+
+
+def _worker_init(_worker_id):
+    # One thread per worker: the workers are the parallelism. (PyTorch already does this for
+    # its own intra-op pool in workers; OpenCV has its own.)
+    try:
+        import cv2
+        cv2.setNumThreads(1)
+    except ImportError:
+        pass
+
+
+def _dataloader_batches(dataset, job: Job, collate=None):
+    """An endless DataLoader over ``dataset``: persistent workers, pinned memory and a
+    non-blocking copy to the GPU where there is one, as a training script would do."""
+    import torch
+    cuda = torch.cuda.is_available()
+    g = torch.Generator()
+    g.manual_seed(job.seed)
+    kw = dict(num_workers=job.threads, pin_memory=cuda, drop_last=True, generator=g,
+              sampler=ForeverSampler(len(dataset), job.workload == "train", job.seed))
+    if job.threads > 0:
+        kw.update(persistent_workers=True, prefetch_factor=2, worker_init_fn=_worker_init)
+    else:
+        _worker_init(0)
+    if collate is not None:
+        kw["collate_fn"] = collate
+    loader = torch.utils.data.DataLoader(dataset, batch_size=job.batch_size, **kw)
+
+    def gen():
+        it = iter(loader)
+        try:
+            for images, labels in it:
+                if cuda:
+                    if isinstance(images, list):
+                        images = [im.cuda(non_blocking=True) for im in images]
+                    else:
+                        images = images.cuda(non_blocking=True)
+                    labels = labels.cuda(non_blocking=True)
+                yield images, labels
+        finally:
+            shutdown = getattr(it, "_shutdown_workers", None)
+            if shutdown is not None:
+                shutdown()
+            del it
+    return gen()
+
+
+def _where() -> str:
+    return "copied to cuda:0 from pinned memory" if cuda_available() else "left in host memory"
+
+
+# --------------------------------------------------------------------------- torchvision (PIL)
+
+class _PILFolder:
+    """torchvision's ImageFolder path: PIL decode + transforms.v2."""
+
+    def __init__(self, files, workload):
+        import torch
+        from torchvision.transforms import v2
+        self.files = files
+        norm = [v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD),
+                v2.ToDtype(torch.float16)]
+        if workload == "train":
+            self.tf = v2.Compose([v2.RandomResizedCrop(CROP, antialias=True),
+                                  v2.RandomHorizontalFlip()] + norm)
+        elif workload == "eval":
+            self.tf = v2.Compose([v2.Resize(RESIZE_SHORTER, antialias=True),
+                                  v2.CenterCrop(CROP)] + norm)
+        else:
+            self.tf = v2.ToImage()
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, i):
+        from PIL import Image
+        path, label = self.files[i]
+        with open(path, "rb") as f:
+            img = Image.open(f).convert("RGB")
+        return self.tf(img), label
+
+
+def make_torchvision(job: Job):
+    _need_torch()
+    ds = _PILFolder(job.files, job.workload)
+    collate = _collate_list if job.workload == "decode" else None
+    what = {"train": "PIL decode, v2.RandomResizedCrop(224) on PIL, flip, normalize, fp16",
+            "eval": "PIL decode, v2.Resize(256) on PIL, CenterCrop(224), normalize, fp16",
+            "decode": "PIL decode to uint8 CHW tensors"}[job.workload]
+    return (_dataloader_batches(ds, job, collate),
+            f"torchvision DataLoader, {job.threads} worker processes: {what}; {_where()}")
+
+
+# --------------------------------------------------------------------------- OpenCV
+
+def _rrc_params(h: int, w: int, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3)):
+    """torchvision's RandomResizedCrop.get_params, on the worker's seeded torch RNG."""
+    import math
+    import torch
+    area = h * w
+    log_ratio = torch.log(torch.tensor(ratio))
+    for _ in range(10):
+        target_area = area * torch.empty(1).uniform_(scale[0], scale[1]).item()
+        aspect = math.exp(torch.empty(1).uniform_(log_ratio[0], log_ratio[1]).item())
+        cw = int(round(math.sqrt(target_area * aspect)))
+        ch = int(round(math.sqrt(target_area / aspect)))
+        if 0 < cw <= w and 0 < ch <= h:
+            y = int(torch.randint(0, h - ch + 1, size=(1,)).item())
+            x = int(torch.randint(0, w - cw + 1, size=(1,)).item())
+            return y, x, ch, cw
+    in_ratio = w / h
+    if in_ratio < min(ratio):
+        cw, ch = w, int(round(w / min(ratio)))
+    elif in_ratio > max(ratio):
+        ch, cw = h, int(round(h * max(ratio)))
+    else:
+        cw, ch = w, h
+    return (h - ch) // 2, (w - cw) // 2, ch, cw
+
+
+class _CVFolder:
+    """The usual OpenCV pipeline: cv2.imdecode, cv2.resize (INTER_LINEAR, albumentations'
+    default), NumPy normalize."""
+
+    def __init__(self, files, workload):
+        import numpy as np
+        self.files, self.workload = files, workload
+        self.mean = np.array(MEAN, np.float32) * 255
+        self.inv_std = 1.0 / (np.array(STD, np.float32) * 255)
+
+    def __len__(self):
+        return len(self.files)
+
+    def _normalize(self, img):
+        import numpy as np
+        import torch
+        out = (img.astype(np.float32) - self.mean) * self.inv_std
+        return torch.from_numpy(np.ascontiguousarray(out.astype(np.float16).transpose(2, 0, 1)))
+
+    def __getitem__(self, i):
+        import cv2
+        import numpy as np
+        import torch
+        path, label = self.files[i]
+        img = cv2.imdecode(np.fromfile(path, np.uint8), cv2.IMREAD_COLOR)
+        if img is None:
+            raise ValueError(f"opencv: cv2.imdecode could not decode {path}")
+        img = cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
+        h, w = img.shape[:2]
+        if self.workload == "train":
+            y, x, ch, cw = _rrc_params(h, w)
+            img = cv2.resize(img[y:y + ch, x:x + cw], (CROP, CROP),
+                             interpolation=cv2.INTER_LINEAR)
+            if torch.rand(1).item() < 0.5:
+                img = cv2.flip(img, 1)
+            return self._normalize(img), label
+        if self.workload == "eval":
+            nw, nh = (RESIZE_SHORTER, int(RESIZE_SHORTER * h / w)) if w <= h else \
+                (int(RESIZE_SHORTER * w / h), RESIZE_SHORTER)
+            img = cv2.resize(img, (nw, nh), interpolation=cv2.INTER_LINEAR)
+            y, x = (nh - CROP) // 2, (nw - CROP) // 2
+            return self._normalize(img[y:y + CROP, x:x + CROP]), label
+        return torch.from_numpy(img), label            # HWC uint8
+
+
+def make_opencv(job: Job):
+    _need_torch()
+    if importlib.util.find_spec("cv2") is None:
+        raise Unavailable("opencv-python-headless is not installed")
+    ds = _CVFolder(job.files, job.workload)
+    collate = _collate_list if job.workload == "decode" else None
+    what = {"train": "cv2.imdecode, random-resized-crop + cv2.resize(INTER_LINEAR), flip, "
+                     "NumPy normalize, fp16",
+            "eval": "cv2.imdecode, cv2.resize(shorter=256, INTER_LINEAR), center crop, "
+                    "NumPy normalize, fp16",
+            "decode": "cv2.imdecode to uint8 HWC RGB"}[job.workload]
+    return (_dataloader_batches(ds, job, collate),
+            f"OpenCV {_cv_version()} in a DataLoader, {job.threads} worker processes: {what}; "
+            f"{_where()}")
+
+
+def _cv_version() -> str:
+    import cv2
+    return cv2.__version__
+
+
+# --------------------------------------------------------------------------- torchvision on GPU
+
+def _read_bytes(path):
+    import torch
+    with open(path, "rb") as f:
+        return torch.frombuffer(bytearray(f.read()), dtype=torch.uint8)
+
+
+def make_torchvision_gpu(job: Job):
+    _need_torch()
+    import torch
+    if not torch.cuda.is_available():
+        raise Unavailable("no CUDA device")
+    from torchvision.io import ImageReadMode, decode_jpeg
+    from torchvision.transforms import v2
+    from torchvision.transforms.v2 import functional as F
+
+    dev = torch.device("cuda", 0)
+    mean = torch.tensor(MEAN, device=dev).view(1, 3, 1, 1)
+    std = torch.tensor(STD, device=dev).view(1, 3, 1, 1)
+    rrc = v2.RandomResizedCrop(CROP, antialias=True)
+    flip = v2.RandomHorizontalFlip()
+    files, bs = job.files, job.batch_size
+
+    def normalize(batch):                      # uint8 NCHW -> float16 normalized
+        return ((batch.float() / 255 - mean) / std).half()
+
+    def gen():
+        order = iter(ForeverSampler(len(files), job.workload == "train", job.seed))
+        pool = concurrent.futures.ThreadPoolExecutor(max(1, job.threads))
+        pending = collections.deque()
+
+        def submit():
+            idx = [next(order) for _ in range(bs)]
+            pending.append(([pool.submit(_read_bytes, files[i][0]) for i in idx],
+                            torch.tensor([files[i][1] for i in idx])))
+        try:
+            for _ in range(2):                 # read two batches ahead of the decoder
+                submit()
+            while True:
+                futs, labels = pending.popleft()
+                submit()
+                data = [f.result() for f in futs]
+                images = decode_jpeg(data, mode=ImageReadMode.RGB, device=dev)
+                if job.workload == "train":
+                    images = normalize(torch.stack([flip(rrc(im)) for im in images]))
+                elif job.workload == "eval":
+                    images = normalize(torch.stack(
+                        [F.center_crop(F.resize(im, [RESIZE_SHORTER], antialias=True), [CROP, CROP])
+                         for im in images]))
+                yield images, labels.to(dev, non_blocking=True)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    what = {"train": "per-image v2.RandomResizedCrop(224) + flip on the GPU, batched normalize",
+            "eval": "per-image Resize(256) + CenterCrop(224) on the GPU, batched normalize",
+            "decode": "decode only"}[job.workload]
+    return gen(), (f"torchvision.io.decode_jpeg(device='cuda') on lists of {bs} files read by "
+                   f"{max(1, job.threads)} threads; {what}")
+
+
+# --------------------------------------------------------------------------- NVIDIA DALI
+
+def _dali_api():
+    try:
+        import nvidia.dali as dali
+    except ImportError as e:
+        raise Unavailable(f"not installable here: nvidia.dali does not import ({e}); where a "
+                          "package index is reachable: pip install nvidia-dali-cuda130") from None
+    from nvidia.dali import fn, pipeline_def, types
+    try:
+        from nvidia.dali.plugin.pytorch import DALIClassificationIterator, LastBatchPolicy
+    except ImportError:
+        DALIClassificationIterator = LastBatchPolicy = None
+    return dict(name=f"NVIDIA DALI {dali.__version__}", pipeline_def=pipeline_def, fn=fn,
+                types=types, iterator=DALIClassificationIterator,
+                last_batch_policy=LastBatchPolicy)
+
+
+def make_dali(job: Job, device: str):
+    api = _dali_api()                  # torch is optional: without it, pipe.run() outputs
+    if device == "gpu" and not cuda_available():
+        raise Unavailable("no CUDA device")
+    from stoker_contender import dali_api_batches
+    return dali_api_batches(api, job, device)
+
+
+def make_dali_cpu(job: Job):
+    return make_dali(job, "cpu")
+
+
+def make_dali_gpu(job: Job):
+    return make_dali(job, "gpu")
+
+
+CONTENDERS = {
+    "torchvision": make_torchvision,
+    "opencv": make_opencv,
+    "torchvision-gpu": make_torchvision_gpu,
+    "dali-cpu": make_dali_cpu,
+    "dali-gpu": make_dali_gpu,
+}
+# Which stoker contender each is compared with in the table's ratio column.
+PLACEMENT = {"torchvision": "cpu", "opencv": "cpu", "dali-cpu": "cpu",
+             "torchvision-gpu": "gpu", "dali-gpu": "gpu"}

@@ -1,0 +1,145 @@
+"""The stoker contenders ("stoker-cpu", "stoker-gpu"), written against DALI's Python API.
+
+The same pipeline code runs NVIDIA DALI's contenders ("dali-cpu", "dali-gpu" in peers.py):
+only the module it takes ``pipeline_def``, ``fn`` and ``types`` from differs, which is the point
+of speaking DALI's API. stoker is imported lazily; when it is missing or a pipeline fails to
+build, the contender raises ``Unavailable`` and the table says why.
+
+Pipelines (outputs ready for a model: on cuda:0 where there is a GPU, else in host memory):
+  train   fn.readers.file(random_shuffle=True) -> fn.decoders.image_random_crop (a decoder
+          that decodes only the crop) -> fn.resize(size=224x224) -> fn.crop_mirror_normalize
+          (float16, CHW, ImageNet mean/std, mirror=fn.random.coin_flip()).
+          Job.train_recipe="random_resized_crop": fn.decoders.image -> fn.random_resized_crop.
+  eval    fn.decoders.image -> fn.resize(resize_shorter=256) -> fn.crop_mirror_normalize
+          (crop=224x224, float16, CHW).
+  decode  fn.decoders.image only.
+"cpu" decodes with device="cpu"; on a machine with a GPU its outputs are moved to the GPU by
+``.gpu()`` at the end of the pipeline (the DataLoader contenders pay the same copy). "gpu"
+decodes with device="mixed" (nvJPEG) and runs the rest on the GPU.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from peers import CROP, MEAN, RESIZE_SHORTER, STD, Job, Unavailable, cuda_available
+
+
+def dali_api_batches(api: dict, job: Job, device: str):
+    """Build and run a DALI-API pipeline for ``job``; returns (endless batches, description).
+    ``api``: name, pipeline_def, fn, types, and optionally iterator (the framework's
+    ClassificationIterator) and last_batch_policy."""
+    fn, types = api["fn"], api["types"]
+    gpu = device == "gpu"
+    to_cuda = cuda_available()
+    decoder_device = "mixed" if gpu else "cpu"
+    mean = [m * 255 for m in MEAN]
+    std = [s * 255 for s in STD]
+
+    @api["pipeline_def"](batch_size=job.batch_size, num_threads=max(1, job.threads),
+                         device_id=0 if to_cuda else None, seed=job.seed,
+                         prefetch_queue_depth=2)
+    def pipe():
+        jpegs, labels = fn.readers.file(file_root=job.root, random_shuffle=job.workload == "train",
+                                        name="Reader")
+        if job.workload == "train":
+            if job.train_recipe == "random_resized_crop":
+                images = fn.decoders.image(jpegs, device=decoder_device, output_type=types.RGB)
+                images = fn.random_resized_crop(images, size=[CROP, CROP])
+            else:
+                images = fn.decoders.image_random_crop(jpegs, device=decoder_device,
+                                                       output_type=types.RGB)
+                images = fn.resize(images, size=[CROP, CROP])
+            images = fn.crop_mirror_normalize(images, dtype=types.FLOAT16, output_layout="CHW",
+                                              mean=mean, std=std,
+                                              mirror=fn.random.coin_flip())
+        elif job.workload == "eval":
+            images = fn.decoders.image(jpegs, device=decoder_device, output_type=types.RGB)
+            images = fn.resize(images, resize_shorter=RESIZE_SHORTER)
+            images = fn.crop_mirror_normalize(images, crop=(CROP, CROP), dtype=types.FLOAT16,
+                                              output_layout="CHW", mean=mean, std=std)
+        else:
+            images = fn.decoders.image(jpegs, device=decoder_device, output_type=types.RGB)
+        if to_cuda and not gpu:
+            images = images.gpu()
+        return images, labels
+
+    p = pipe()
+    p.build()
+
+    iterator = api.get("iterator")
+    if job.workload != "decode" and iterator is not None:
+        # What a training script does: the framework iterator hands torch tensors over.
+        it = iterator(p, reader_name="Reader", auto_reset=True,
+                      last_batch_policy=api["last_batch_policy"].DROP)
+
+        def gen():
+            while True:                         # one epoch per loop; auto_reset starts the next
+                for out in it:
+                    yield out[0]["data"], out[0]["label"]
+        how = "torch tensors from its ClassificationIterator"
+    else:
+        def gen():
+            while True:
+                yield p.run()
+        how = "pipe.run() outputs (a TensorList per output)"
+
+    steps = {"train": ("decoders.image + random_resized_crop"
+                       if job.train_recipe == "random_resized_crop" else
+                       "decoders.image_random_crop + resize(224x224)")
+             + ", crop_mirror_normalize(fp16, CHW, coin-flip mirror)",
+             "eval": "decoders.image + resize(resize_shorter=256) + crop_mirror_normalize("
+                     "crop 224, fp16, CHW)",
+             "decode": "decoders.image"}[job.workload]
+    where = ("GPU" if gpu else "CPU, then .gpu()" if to_cuda else "CPU")
+    return gen(), (f"{api['name']} pipeline, num_threads={max(1, job.threads)}, decoder device="
+                   f"'{decoder_device}' ({where}): {steps}; {how}")
+
+
+_REPO_PYTHON = Path(__file__).resolve().parent.parent / "python"
+
+
+def _stoker_api() -> dict:
+    if importlib.util.find_spec("stoker") is None:
+        # Not installed: try the source tree's package (its _C module built in place).
+        if (_REPO_PYTHON / "stoker" / "__init__.py").is_file():
+            sys.path.append(str(_REPO_PYTHON))
+        if importlib.util.find_spec("stoker") is None:
+            raise Unavailable("stoker is not installed (pip install . from the repo root)")
+    try:
+        import stoker
+        from stoker import fn, pipeline_def, types
+    except Exception as e:                      # an unbuilt or half-built package
+        raise Unavailable(f"import stoker failed: {type(e).__name__}: {e}") from None
+    try:
+        from stoker.plugin.pytorch import LastBatchPolicy, StokerClassificationIterator
+    except Exception:
+        StokerClassificationIterator = LastBatchPolicy = None
+    return dict(name=f"stoker {getattr(stoker, '__version__', '?')}", pipeline_def=pipeline_def,
+                fn=fn, types=types, iterator=StokerClassificationIterator,
+                last_batch_policy=LastBatchPolicy)
+
+
+def make_stoker(job: Job, device: str):
+    api = _stoker_api()
+    if device == "gpu" and not cuda_available():
+        raise Unavailable("no CUDA device")
+    try:
+        return dali_api_batches(api, job, device)
+    except Unavailable:
+        raise
+    except Exception as e:
+        raise Unavailable(f"pipeline build failed: {type(e).__name__}: {e}") from None
+
+
+def make_stoker_cpu(job: Job):
+    return make_stoker(job, "cpu")
+
+
+def make_stoker_gpu(job: Job):
+    return make_stoker(job, "gpu")
+
+
+CONTENDERS = {"stoker-cpu": make_stoker_cpu, "stoker-gpu": make_stoker_gpu}
+PLACEMENT = {"stoker-cpu": "cpu", "stoker-gpu": "gpu"}
