@@ -1,1 +1,6 @@
 # Files of src/ops/warp, listed one by one.
+list(APPEND STOKER_SOURCES
+  src/ops/warp/displacement.cc
+  src/ops/warp/gaussian_blur.cc
+  src/ops/warp/jpeg_compression_distortion.cc
+  src/ops/warp/warp_affine.cc)

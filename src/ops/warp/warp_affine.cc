@@ -1,0 +1,224 @@
+// warp_affine and rotate: one affine output-to-input map per sample, sampled by the shared warp
+// kernel. Sequences (FHWC) use the same map for every frame.
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include "ops/warp/warp_common.h"
+
+namespace stoker {
+namespace {
+
+using warp_ops::ImageDims;
+
+const char* kInterpDoc = "Type of interpolation used: INTERP_NN or INTERP_LINEAR (DALI's choices), "
+                         "or INTERP_CUBIC (OpenCV's bicubic, a = -0.75).";
+const char* kFillDoc = "Value used to fill areas that are outside the source image. If a value is "
+                       "not specified, the source coordinates are clamped and the border pixel is "
+                       "repeated.";
+const char* kSizeDoc = "Output size (height, width), in pixels; non-integer sizes are rounded to "
+                       "the nearest integer. The channel dimension is excluded.";
+const char* kDtypeDoc = "Output data type: the input type (default) or float; a float input may "
+                        "be written to any type.";
+
+class AffineWarp : public Operator {
+ public:
+  AffineWarp(const OpSpec& spec, bool rotate) : Operator(spec), rotate_(rotate) {
+    if (spec.has("fill_value")) {
+      border_.clamp = false;
+      border_.fill = spec.get<float>("fill_value");
+    }
+    if (spec.has("interp_type")) warp_ops::warp_interp(spec, spec.get<double>("interp_type"));
+    if (spec.has("size")) {
+      auto s = spec.get<std::vector<double>>("size");
+      if (!s.empty()) check_size(s, -1);
+    }
+    if (rotate_) {
+      keep_size_ = spec.get<bool>("keep_size");
+      return;
+    }
+    inverse_map_ = spec.get<bool>("inverse_map");
+    bool as_input = spec.num_inputs > 1;
+    bool as_arg = spec.has("matrix") || spec.is_tensor_arg("matrix");
+    if (as_input && as_arg)
+      spec.arg_error("matrix", "was given both as an argument and as the second input; give one.");
+    if (!as_input && !as_arg)
+      spec.arg_error("matrix", "is required: give the 2x3 output-to-input matrix [M11, M12, M13, "
+                               "M21, M22, M23] as this argument or as the second input.");
+    if (spec.has("matrix")) {
+      auto m = spec.get<std::vector<double>>("matrix");
+      const_matrix_ = to_map(m, -1);
+    }
+  }
+
+  std::vector<OutputDesc> setup(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    OutputDesc d;
+    d.layout = warp_ops::image_layout(spec_, in, true);
+    d.dtype = warp_ops::output_dtype(spec_, in.dtype());
+    if (!rotate_ && ws.inputs.size() > 1 && ws.input(1).size() != in.size())
+      fail(ErrorKind::kInvalidArgument,
+           spec_.display_name() + ": input 1 (mtx) has " + std::to_string(ws.input(1).size()) +
+               " samples but input 0 has " + std::to_string(in.size()) + "; give one matrix per sample.");
+    for (size_t i = 0; i < in.size(); ++i) {
+      ImageDims dims = warp_ops::image_dims(in.shape(i));
+      int64_t h = dims.height, w = dims.width;
+      std::vector<double> size = ws.has_arg("size") ? ws.list_arg("size", i) : std::vector<double>{};
+      if (!size.empty()) {
+        check_size(size, static_cast<int64_t>(i));
+        h = std::max<int64_t>(static_cast<int64_t>(std::round(size[0])), 1);
+        w = std::max<int64_t>(static_cast<int64_t>(std::round(size[1])), 1);
+      } else if (rotate_ && !keep_size_) {
+        double angle = angle_for(ws, static_cast<int64_t>(i));
+        kernels::rotated_canvas_size(dims.height, dims.width, angle, &h, &w);
+      }
+      d.shapes.push_back(warp_ops::with_hw(in.shape(i), h, w));
+    }
+    return {d};
+  }
+
+  void run_sample(Workspace& ws, int64_t i, int) override {
+    const Batch& in = ws.input(0);
+    Batch& out = ws.output(0);
+    ImageDims di = warp_ops::image_dims(in.shape(i)), dout = warp_ops::image_dims(out.shape(i));
+    kernels::AffineMap2D map;
+    if (rotate_) {
+      map = kernels::rotation_map(di.height, di.width, dout.height, dout.width, angle_for(ws, i));
+    } else {
+      map = matrix_for(ws, i);
+    }
+    kernels::WarpInterp interp = warp_ops::warp_interp(spec_, ws.scalar_arg("interp_type", i, 1));
+    warp_ops::visit_out_in(out.dtype(), in.dtype(), [&](auto to, auto ti) {
+      using Out = decltype(to);
+      using In = decltype(ti);
+      kernels::WarpBorder border = border_;
+      border.fill = static_cast<float>(convert_sat<Out>(border.fill));  // as DALI: fill in the output type
+      const In* src = in.data<In>(i);
+      Out* dst = out.data<Out>(i);
+      for (int64_t f = 0; f < di.frames; ++f)
+        kernels::warp_affine(warp_ops::frame_view(dst, dout, f), warp_ops::frame_view(src, di, f), map,
+                             interp, border);
+    });
+  }
+
+ private:
+  void check_size(const std::vector<double>& s, int64_t sample) const {
+    std::string where = sample < 0 ? "" : " for sample " + std::to_string(sample);
+    if (s.size() != 2)
+      spec_.arg_error("size", "takes 2 values (height, width)" + where + ", got " +
+                                  std::to_string(s.size()) + ".");
+    for (double v : s)
+      if (!(v > 0) || !std::isfinite(v) || v > 1e9)
+        spec_.arg_error("size", "must be positive" + where + ", got (" + num(s[0]) + ", " + num(s[1]) + ").");
+  }
+
+  static std::string num(double v) {
+    char b[32];
+    std::snprintf(b, sizeof(b), "%g", v);
+    return b;
+  }
+
+  double angle_for(const Workspace& ws, int64_t i) const {
+    double a = ws.scalar_arg("angle", i, 0.0);
+    if (!std::isfinite(a))
+      spec_.arg_error("angle", "must be a finite number of degrees, got " + num(a) + " for sample " +
+                                   std::to_string(i) + ".");
+    return a;
+  }
+
+  kernels::AffineMap2D to_map(const std::vector<double>& m, int64_t sample) const {
+    std::string where = sample < 0 ? "" : " for sample " + std::to_string(sample);
+    if (m.size() != 6)
+      spec_.arg_error("matrix", "takes 6 values, a 2x3 matrix [M11, M12, M13, M21, M22, M23]" + where +
+                                    ", got " + std::to_string(m.size()) + ".");
+    kernels::AffineMap2D a;
+    for (int k = 0; k < 6; ++k) {
+      if (!std::isfinite(m[k])) spec_.arg_error("matrix", "must be finite" + where + ".");
+      a.m[k] = m[k];
+    }
+    if (!inverse_map_) {
+      kernels::AffineMap2D inv;
+      if (!kernels::invert_affine(a, &inv))
+        spec_.arg_error("matrix", "is singular" + where + "; with inverse_map=False it maps input to "
+                                  "output and must be invertible.");
+      a = inv;
+    }
+    return a;
+  }
+
+  kernels::AffineMap2D matrix_for(const Workspace& ws, int64_t i) const {
+    if (const_matrix_ && !spec_.is_tensor_arg("matrix")) return *const_matrix_;
+    if (ws.inputs.size() > 1) {
+      const Batch& mb = ws.input(1);
+      int64_t n = volume(mb.shape(i));
+      if (n != 6)
+        fail(ErrorKind::kInvalidArgument,
+             spec_.display_name() + ": input 1 (mtx) must hold a 2x3 matrix per sample, got shape " +
+                 to_string(mb.shape(i)) + " for sample " + std::to_string(i) + ".");
+      std::vector<double> m(6);
+      visit_dtype(mb.dtype(), [&](auto t) {
+        using T = decltype(t);
+        const T* p = mb.data<T>(i);
+        for (int k = 0; k < 6; ++k) m[k] = static_cast<double>(p[k]);
+      });
+      return to_map(m, i);
+    }
+    return to_map(ws.list_arg("matrix", i), i);
+  }
+
+  bool rotate_;
+  bool keep_size_ = false;
+  bool inverse_map_ = true;
+  kernels::WarpBorder border_;
+  std::optional<kernels::AffineMap2D> const_matrix_;
+};
+
+void common_warp_args(OpSchema& s) {
+  s.arg({.name = "size", .type = ArgType::kFloatList, .optional = true, .doc = kSizeDoc,
+         .tensor = true, .list_min = 0, .list_max = 2})
+      .arg({.name = "fill_value", .type = ArgType::kFloat, .optional = true, .doc = kFillDoc})
+      .arg({.name = "interp_type", .type = ArgType::kInterpType, .default_value = int64_t{1},
+            .doc = kInterpDoc, .tensor = true})
+      .arg({.name = "dtype", .type = ArgType::kDType, .optional = true, .doc = kDtypeDoc});
+}
+
+}  // namespace
+
+STOKER_REGISTER_OP_NAMED(warp_affine, "warp_affine") {
+  schema.doc("Applies an affine transformation to the images. Output pixel (x, y) (pixel centres at "
+             "+0.5) reads the source at (M11 x + M12 y + M13, M21 x + M22 y + M23), where [0, 0] "
+             "is the corner of the first pixel. Sequences (FHWC) use the same matrix for every frame.")
+      .inputs(1, 2, {"data", "mtx"}).outputs(1).input_layouts({"HWC", "FHWC"})
+      .legacy_name("WarpAffine")
+      .arg({.name = "matrix", .type = ArgType::kFloatList, .optional = true,
+            .doc = "The 2x3 transform matrix, flat: (M11, M12, M13, M21, M22, M23). With inverse_map "
+                   "(default) it maps output to input coordinates, as OpenCV's warpAffine with "
+                   "WARP_INVERSE_MAP; otherwise input to output, and it is inverted. Instead of this "
+                   "argument, the matrix can be the second input.",
+            .tensor = true})
+      .arg({.name = "inverse_map", .type = ArgType::kBool, .default_value = true,
+            .doc = "True (default): the matrix maps output to input coordinates. False: input to "
+                   "output (it is inverted first)."});
+  common_warp_args(schema);
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<AffineWarp>(s, false); });
+}
+
+STOKER_REGISTER_OP_NAMED(rotate, "rotate") {
+  schema.doc("Rotates the images by the specified angle, counter-clockwise, around the centre. "
+             "Unless keep_size or size is given, the canvas grows to hold the whole rotated image "
+             "(DALI's rule, keeping each side's parity where it can). Sequences (FHWC) rotate every "
+             "frame by the sample's angle.")
+      .inputs(1, 1, {"input"}).outputs(1).input_layouts({"HWC", "FHWC"})
+      .legacy_name("Rotate")
+      .arg({.name = "angle", .type = ArgType::kFloat,
+            .doc = "Angle, in degrees, by which the image is rotated; counter-clockwise, assuming "
+                   "the top-left corner is at (0, 0).",
+            .tensor = true})
+      .arg({.name = "keep_size", .type = ArgType::kBool, .default_value = false,
+            .doc = "If True, the original canvas size is kept. If False (default) and size is not "
+                   "set, the canvas is adjusted to hold the rotated image with the least padding."});
+  common_warp_args(schema);
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<AffineWarp>(s, true); });
+}
+
+}  // namespace stoker
