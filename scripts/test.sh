@@ -9,9 +9,19 @@ source scripts/setup_deps.sh
 
 BUILD=${STOKER_BUILD_DIR:-build/dev}
 JOBS=${STOKER_JOBS:-$(nproc)}
+EXTRA=()
+# Where CUDA is, check stoker's nvJPEG declarations against the real header (from the
+# nvidia-nvjpeg wheel when the toolkit has none; stoker itself never needs the header).
+if command -v nvcc >/dev/null && [ "${STOKER_CUDA:-AUTO}" != OFF ]; then
+  NVJ=build/third_party/nvjpeg
+  if [ ! -f "$(dirname "$(dirname "$(command -v nvcc)")")/include/nvjpeg.h" ]; then
+    [ -f "$NVJ/include/nvjpeg.h" ] || bash scripts/fetch_nvjpeg_headers.sh "$NVJ" >/dev/null 2>&1 || true
+    if [ -f "$NVJ/include/nvjpeg.h" ]; then EXTRA+=("-DNVJPEG_INCLUDE_DIR=$PWD/$NVJ/include"); fi
+  fi
+fi
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTOKER_BUILD_TESTS=ON \
       -DPython_EXECUTABLE="$(command -v python3)" -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" \
-      ${STOKER_CMAKE_ARGS:-} >/dev/null
+      -DSTOKER_CUDA="${STOKER_CUDA:-AUTO}" "${EXTRA[@]}" ${STOKER_CMAKE_ARGS:-} >/dev/null
 cmake --build "$BUILD" -j "$JOBS"
 # The Python package as it would install: the sources plus the freshly built module, in the
 # build folder (so that several builds can coexist).

@@ -1,0 +1,383 @@
+#include "core/cuda/cuda_memory.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "core/error.h"
+
+namespace stoker {
+
+namespace {
+
+std::string mib(size_t bytes) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.1f MiB", bytes / 1048576.0);
+  return buf;
+}
+
+// The free and total memory of a GPU, for error messages; empty when it cannot be asked.
+std::string gpu_memory_note(int device) {
+  size_t free_b = 0, total_b = 0;
+  int prev = -1;
+  cudaError_t e = cudaGetDevice(&prev);
+  if (e == cudaSuccess && prev != device) e = cudaSetDevice(device);
+  if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total_b);
+  if (prev >= 0 && prev != device) cudaSetDevice(prev);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return "";
+  }
+  return "; GPU " + std::to_string(device) + " has " + mib(free_b) + " free of " + mib(total_b);
+}
+
+class PinnedResource : public MemoryResource {
+ public:
+  void* allocate(size_t bytes) override {
+    void* p = nullptr;
+    cudaError_t e = cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable);
+    if (e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      fail(ErrorKind::kOutOfMemory, "out of pinned host memory allocating " + mib(bytes));
+    }
+    STOKER_CUDA_CHECK(e);
+    return p;
+  }
+  void deallocate(void* p, size_t) noexcept override {
+    if (cudaFreeHost(p) != cudaSuccess) cudaGetLastError();
+  }
+  MemoryKind kind() const override { return MemoryKind::kPinned; }
+};
+
+class DeviceResource : public MemoryResource {
+ public:
+  explicit DeviceResource(int device) : device_(device) {}
+  void* allocate(size_t bytes) override {
+    DeviceGuard g(device_);
+    void* p = nullptr;
+    cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+    if (e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      fail(ErrorKind::kOutOfMemory,
+           "out of memory on GPU " + std::to_string(device_) + " allocating " + mib(bytes) +
+               gpu_memory_note(device_));
+    }
+    STOKER_CUDA_CHECK(e);
+    return p;
+  }
+  void deallocate(void* p, size_t) noexcept override {
+    // cudaFree frees on the device that owns `p` whatever device is current, so no guard (which
+    // could throw) is needed. Errors are ignored: at exit the runtime may be unloading.
+    if (cudaFree(p) != cudaSuccess) cudaGetLastError();
+  }
+  MemoryKind kind() const override { return MemoryKind::kDevice; }
+  int device() const { return device_; }
+
+ private:
+  int device_;
+};
+
+int stream_device(StreamHandle s) {
+  int d = 0;
+  STOKER_CUDA_CHECK(cudaStreamGetDevice(static_cast<cudaStream_t>(s), &d));
+  return d;
+}
+
+}  // namespace
+
+std::shared_ptr<MemoryResource> pinned_resource() {
+  static auto r = std::make_shared<PinnedResource>();
+  return r;
+}
+
+std::shared_ptr<MemoryResource> device_resource(int device) {
+  check_device(device);
+  static std::mutex mu;
+  static std::vector<std::shared_ptr<MemoryResource>> resources;
+  std::lock_guard<std::mutex> g(mu);
+  if (resources.size() <= static_cast<size_t>(device)) resources.resize(device + 1);
+  if (!resources[device]) resources[device] = std::make_shared<DeviceResource>(device);
+  return resources[device];
+}
+
+int resource_device(const MemoryResource& r) {
+  auto* d = dynamic_cast<const DeviceResource*>(&r);
+  return d ? d->device() : -1;
+}
+
+// ---- StreamOrderedPool
+
+StreamOrderedPool::StreamOrderedPool(std::shared_ptr<MemoryResource> upstream, std::string name)
+    : upstream_(std::move(upstream)),
+      name_(std::move(name)),
+      device_(resource_device(*upstream_)),
+      same_stream_ok_(upstream_->kind() == MemoryKind::kDevice) {}
+
+StreamOrderedPool::~StreamOrderedPool() {
+  std::unique_lock<std::mutex> lock(mu_);
+  drain_locked(lock);
+  for (auto& per_device : event_cache_)
+    for (EventHandle e : per_device)
+      if (cudaEventDestroy(static_cast<cudaEvent_t>(e)) != cudaSuccess) cudaGetLastError();
+}
+
+EventHandle StreamOrderedPool::get_event(int device) {
+  if (device < 0) device = 0;
+  if (event_cache_.size() <= static_cast<size_t>(device)) event_cache_.resize(device + 1);
+  auto& cache = event_cache_[device];
+  if (!cache.empty()) {
+    EventHandle e = cache.back();
+    cache.pop_back();
+    return e;
+  }
+  DeviceGuard g(device);
+  cudaEvent_t e = nullptr;
+  STOKER_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  return e;
+}
+
+void StreamOrderedPool::put_event(EventHandle e, int device) noexcept {
+  if (device < 0) device = 0;
+  try {
+    if (event_cache_.size() <= static_cast<size_t>(device)) event_cache_.resize(device + 1);
+    event_cache_[device].push_back(e);
+  } catch (...) {
+    cudaEventDestroy(static_cast<cudaEvent_t>(e));
+  }
+}
+
+bool StreamOrderedPool::settle_locked(FreeBlock& b) {
+  auto& pend = b.pending;
+  for (size_t i = 0; i < pend.size();) {
+    cudaError_t q = cudaEventQuery(static_cast<cudaEvent_t>(pend[i].event));
+    if (q == cudaErrorNotReady) {
+      ++i;
+      continue;
+    }
+    STOKER_CUDA_CHECK(q);
+    put_event(pend[i].event, pend[i].device);
+    pend[i] = pend.back();
+    pend.pop_back();
+  }
+  return pend.empty();
+}
+
+bool StreamOrderedPool::try_make_reusable_locked(FreeBlock& b, StreamHandle stream) {
+  bool ok = true;
+  auto& pend = b.pending;
+  for (size_t i = 0; i < pend.size();) {
+    if (same_stream_ok_ && pend[i].stream == stream) {  // ordered behind it on the same stream
+      ++i;
+      continue;
+    }
+    cudaError_t q = cudaEventQuery(static_cast<cudaEvent_t>(pend[i].event));
+    if (q == cudaErrorNotReady) {
+      ok = false;
+      ++i;
+      continue;
+    }
+    STOKER_CUDA_CHECK(q);
+    put_event(pend[i].event, pend[i].device);
+    pend[i] = pend.back();
+    pend.pop_back();
+  }
+  if (!ok) return false;
+  for (const Pending& u : pend) put_event(u.event, u.device);
+  pend.clear();
+  return true;
+}
+
+size_t StreamOrderedPool::release_idle_locked() {
+  size_t freed = 0;
+  for (auto it = free_.begin(); it != free_.end();) {
+    if (settle_locked(it->second)) {
+      upstream_->deallocate(it->second.p, it->first);
+      freed += it->first;
+      it = free_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  stats_.reserved -= freed;
+  return freed;
+}
+
+size_t StreamOrderedPool::drain_locked(std::unique_lock<std::mutex>& lock) {
+  if (free_.empty()) return 0;
+  std::multimap<size_t, FreeBlock> blocks;
+  blocks.swap(free_);
+  // Waiting happens without the lock: a host callback queued on one of these streams might
+  // release a buffer into this pool, and must not wait for us while we wait for it.
+  lock.unlock();
+  for (auto& [cls, b] : blocks)
+    for (const Pending& u : b.pending)
+      if (cudaEventSynchronize(static_cast<cudaEvent_t>(u.event)) != cudaSuccess)
+        cudaGetLastError();
+  lock.lock();
+  size_t freed = 0;
+  for (auto& [cls, b] : blocks) {
+    for (const Pending& u : b.pending) put_event(u.event, u.device);
+    upstream_->deallocate(b.p, cls);
+    freed += cls;
+  }
+  stats_.reserved -= freed;
+  return freed;
+}
+
+std::string StreamOrderedPool::describe_locked() const {
+  size_t cached = stats_.reserved - stats_.allocated;
+  std::string s = "it holds " + mib(stats_.allocated) + " in live buffers and " + mib(cached) +
+                  " cached";
+  s += stats_.cap ? ", under a cap of " + mib(stats_.cap) : ", with no cap";
+  if (device_ >= 0) s += gpu_memory_note(device_);
+  return s;
+}
+
+void* StreamOrderedPool::take_upstream_locked(size_t cls, std::unique_lock<std::mutex>& lock) {
+  auto over_cap = [&] { return stats_.cap && stats_.reserved + cls > stats_.cap; };
+  if (over_cap()) release_idle_locked();
+  if (over_cap()) drain_locked(lock);
+  if (over_cap())
+    fail(ErrorKind::kOutOfMemory,
+         "the " + name_ + " memory pool would exceed its cap of " + mib(stats_.cap) + ": " +
+             describe_locked() + ", and needs " + mib(cls) +
+             " more. Raise the cap, lower batch_size or prefetch_queue_depth, or release "
+             "batches you hold");
+  try {
+    return upstream_->allocate(cls);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kOutOfMemory) throw;
+  }
+  // Out of memory: give back everything cached, waiting for its GPU work, and try once more.
+  release_idle_locked();
+  drain_locked(lock);
+  try {
+    return upstream_->allocate(cls);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kOutOfMemory) throw;
+    fail(ErrorKind::kOutOfMemory,
+         "the " + name_ + " memory pool could not get " + mib(cls) + " more (" + e.what() +
+             ") after giving back all its cached blocks: " + describe_locked() +
+             ". Lower batch_size or prefetch_queue_depth, release batches you hold, or free "
+             "memory held by other users of this GPU");
+  }
+}
+
+std::shared_ptr<void> StreamOrderedPool::allocate(size_t bytes, StreamHandle stream) {
+  std::shared_ptr<StreamOrderedPool> self = shared_from_this();
+  size_t cls = MemoryPool::size_class(bytes);
+  void* p = nullptr;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    auto [lo, hi] = free_.equal_range(cls);
+    for (auto it = lo; it != hi; ++it) {
+      if (try_make_reusable_locked(it->second, stream)) {
+        p = it->second.p;
+        free_.erase(it);
+        break;
+      }
+    }
+    if (!p) {
+      p = take_upstream_locked(cls, lock);
+      stats_.reserved += cls;
+      stats_.num_upstream_allocations++;
+      stats_.peak_reserved = std::max(stats_.peak_reserved, stats_.reserved);
+    }
+    try {
+      live_.emplace(p, LiveBlock{cls, {stream}});
+    } catch (...) {
+      free_.emplace(cls, FreeBlock{p, {}});
+      throw;
+    }
+    stats_.allocated += cls;
+    stats_.num_allocations++;
+    stats_.peak_allocated = std::max(stats_.peak_allocated, stats_.allocated);
+  }
+  // If making the control block fails, shared_ptr calls the deleter: the block comes back.
+  return std::shared_ptr<void>(p, [self](void* q) { self->release(q); });
+}
+
+void StreamOrderedPool::release(void* p) noexcept {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = live_.find(p);
+  if (it == live_.end()) return;  // cannot happen: every block handed out is in live_
+  size_t cls = it->second.cls;
+  std::vector<StreamHandle> streams = std::move(it->second.streams);
+  live_.erase(it);
+  stats_.allocated -= cls;
+  FreeBlock b{p, {}};
+  for (StreamHandle s : streams) {
+    EventHandle e = nullptr;
+    int dev = -1;
+    try {
+      dev = stream_device(s);
+      e = get_event(dev);
+      STOKER_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(e), static_cast<cudaStream_t>(s)));
+      b.pending.push_back({s, e, dev});
+    } catch (...) {
+      // No event, no proof of completion: wait for the stream instead. This is also the path
+      // at process exit, where every call fails harmlessly and nothing will be reused.
+      if (e) put_event(e, dev);
+      if (cudaStreamSynchronize(static_cast<cudaStream_t>(s)) != cudaSuccess) cudaGetLastError();
+    }
+  }
+  try {
+    free_.emplace(cls, std::move(b));
+  } catch (...) {  // out of host memory for the map node: give the block back instead
+    for (const Pending& u : b.pending) {
+      cudaEventSynchronize(static_cast<cudaEvent_t>(u.event));
+      put_event(u.event, u.device);
+    }
+    upstream_->deallocate(p, cls);
+    stats_.reserved -= cls;
+  }
+}
+
+void StreamOrderedPool::record_stream(const void* p, StreamHandle stream) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = live_.find(const_cast<void*>(p));
+  STOKER_ASSERT(it != live_.end(),
+                "record_stream() on a pointer that is not a live buffer of the " + name_ + " pool");
+  auto& streams = it->second.streams;
+  if (std::find(streams.begin(), streams.end(), stream) == streams.end()) streams.push_back(stream);
+}
+
+void StreamOrderedPool::forget_stream(StreamHandle stream) {
+  STOKER_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+  std::lock_guard<std::mutex> g(mu_);
+  for (auto& [p, b] : live_) std::erase(b.streams, stream);
+  for (auto& [cls, b] : free_) {
+    std::erase_if(b.pending, [&](const Pending& u) {
+      if (u.stream != stream) return false;
+      put_event(u.event, u.device);
+      return true;
+    });
+  }
+}
+
+MemoryStats StreamOrderedPool::stats() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return stats_;
+}
+
+size_t StreamOrderedPool::pending_bytes() {
+  std::lock_guard<std::mutex> g(mu_);
+  size_t n = 0;
+  for (auto& [cls, b] : free_)
+    if (!settle_locked(b)) n += cls;
+  return n;
+}
+
+void StreamOrderedPool::set_cap(size_t bytes) {
+  std::lock_guard<std::mutex> g(mu_);
+  stats_.cap = bytes;
+}
+
+size_t StreamOrderedPool::release_unused() {
+  std::lock_guard<std::mutex> g(mu_);
+  return release_idle_locked();
+}
+
+}  // namespace stoker

@@ -1,0 +1,127 @@
+// Pinned and device memory: the raw resources, and a caching pool that reuses blocks in stream
+// order. No CUDA header here (STYLE.md 5); streams are StreamHandle (a cudaStream_t).
+//
+// Why a second pool next to core/memory.h's MemoryPool: GPU work is asynchronous, so "the last
+// owner let go" does not mean "the memory is no longer in use". A device buffer released while
+// a kernel queued on stream A still writes it must not be handed to stream B (whose work may
+// run first), and a pinned buffer must not be handed to a CPU thread while an async copy still
+// reads it. StreamOrderedPool keeps MemoryPool's size classes, statistics and cap, and adds:
+//
+//   * Every live block remembers the streams it is used on: the stream it was allocated for,
+//     plus any added with record_stream().
+//   * When the last owner lets go, the pool records one event (timing off, from a small cache)
+//     on each of those streams and files the block as "pending" behind those events.
+//   * allocate(bytes, S) hands out a cached block only when, for each of its events, the event
+//     has completed (cudaEventQuery; completed events go back to the cache) or - device memory
+//     only - the event's stream is S itself, since S runs its work in order. Pinned memory
+//     always needs completion: the CPU may touch it as soon as it is handed out.
+//   * Otherwise it takes new memory from the resource. When that would pass the cap, or the GPU
+//     is out of memory, it first gives back cached blocks that are idle, then waits for the
+//     pending ones (cudaEventSynchronize, outside the pool's lock) and gives those back too,
+//     and only then fails, saying what the pool holds and what cap applies.
+//
+// No allocation ever waits on the GPU unless memory ran out, and no stream is made to wait on
+// another (which could serialise a decode stream behind a training stream). The price is one
+// event record per stream per released block, a few microseconds.
+//
+// Rules for callers:
+//   * Use a block only on the streams it is known to: the allocation stream, or ones added by
+//     record_stream() before the use is queued. A framework's stream that reads a buffer handed
+//     out through DLPack is recorded at export.
+//   * A stream must outlive the release of every buffer used on it and be retired with
+//     forget_stream() before it is destroyed: that waits for its work and drops it from every
+//     block, live or cached (a stream created later may get the same handle, and must not be
+//     taken for the old one).
+#pragma once
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/cuda/cuda_util.h"
+#include "core/memory.h"
+
+namespace stoker {
+
+// Page-locked host memory, portable to every device (cudaHostAlloc with cudaHostAllocPortable).
+std::shared_ptr<MemoryResource> pinned_resource();
+
+// Memory of one GPU (cudaMalloc/cudaFree with that device current). One resource per device,
+// shared. Throws like check_device() when `device` is not a usable GPU.
+std::shared_ptr<MemoryResource> device_resource(int device);
+
+// The GPU a resource from device_resource() allocates on; -1 for any other resource.
+int resource_device(const MemoryResource& r);
+
+class StreamOrderedPool : public std::enable_shared_from_this<StreamOrderedPool> {
+ public:
+  // `upstream` is pinned_resource() or device_resource(d); the name appears in statistics and
+  // error messages ("device:0", "pinned").
+  StreamOrderedPool(std::shared_ptr<MemoryResource> upstream, std::string name);
+  // Waits for the GPU work of every cached block, then gives all of them back.
+  ~StreamOrderedPool();
+  StreamOrderedPool(const StreamOrderedPool&) = delete;
+  StreamOrderedPool& operator=(const StreamOrderedPool&) = delete;
+
+  // A buffer of at least `bytes` (0 gives a valid, unique, empty buffer) that work queued on
+  // `stream` may use from now on (pinned: that the CPU may use now). Released to the pool when
+  // the last shared_ptr copy goes. Throws Error(kOutOfMemory) as described above.
+  std::shared_ptr<void> allocate(size_t bytes, StreamHandle stream);
+
+  // Declares that work on `stream` uses the buffer starting at `p` (a pointer allocate()
+  // returned, still alive). Call it before that work is queued, or at least before the release.
+  void record_stream(const void* p, StreamHandle stream);
+
+  // Waits for the work queued on `stream` so far and drops it from every block, live or
+  // cached; call it before destroying a stream whose buffers may outlive it.
+  void forget_stream(StreamHandle stream);
+
+  MemoryStats stats() const;
+  size_t pending_bytes();       // cached bytes still waiting for GPU work to finish
+  void set_cap(size_t bytes);    // 0: no cap
+  // Gives back the cached blocks whose GPU work has finished; pending ones stay cached.
+  // Returns the number of bytes given back.
+  size_t release_unused();
+  MemoryKind kind() const { return upstream_->kind(); }
+  const std::string& name() const { return name_; }
+
+ private:
+  struct Pending {
+    StreamHandle stream;
+    EventHandle event;
+    int device;
+  };
+  struct FreeBlock {
+    void* p;
+    std::vector<Pending> pending;  // empty: idle
+  };
+  struct LiveBlock {
+    size_t cls;
+    std::vector<StreamHandle> streams;
+  };
+
+  void release(void* p) noexcept;
+  bool try_make_reusable_locked(FreeBlock& b, StreamHandle stream);
+  bool settle_locked(FreeBlock& b);  // drops completed events; true when none is left
+  size_t release_idle_locked();
+  size_t drain_locked(std::unique_lock<std::mutex>& lock);  // waits outside the lock
+  void* take_upstream_locked(size_t cls, std::unique_lock<std::mutex>& lock);
+  std::string describe_locked() const;
+  EventHandle get_event(int device);  // pool's lock held
+  void put_event(EventHandle e, int device) noexcept;  // pool's lock held
+
+  std::shared_ptr<MemoryResource> upstream_;
+  std::string name_;
+  int device_;          // the GPU of a device pool; -1 for pinned
+  bool same_stream_ok_;  // device memory: a block may be reused at once on the stream it used
+  mutable std::mutex mu_;
+  std::multimap<size_t, FreeBlock> free_;  // size class -> cached block
+  std::unordered_map<void*, LiveBlock> live_;
+  std::vector<std::vector<EventHandle>> event_cache_;  // per device
+  MemoryStats stats_;
+};
+
+}  // namespace stoker

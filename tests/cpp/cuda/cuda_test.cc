@@ -1,0 +1,424 @@
+// Tests of src/core/cuda: errors, devices, streams and events, pinned and device pools.
+// Tests that need a GPU skip where cuda_device_count() is 0; the rest run everywhere.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "core/cuda/cuda_memory.h"
+#include "core/cuda/cuda_util.h"
+#include "core/error.h"
+#include "cuda/test_kernels.h"
+
+namespace stoker {
+namespace {
+
+using testing::launch_increment;
+using testing::launch_iota;
+using testing::launch_spin;
+
+// cudaError_t values (stable across CUDA releases); this file includes no CUDA header.
+constexpr int kCudaErrorMemoryAllocation = 2;
+constexpr int kCudaErrorNoDevice = 100;
+constexpr int kCudaErrorInvalidDevice = 101;
+constexpr int kCudaErrorIllegalAddress = 700;
+
+#define SKIP_WITHOUT_GPU()                                                     \
+  do {                                                                         \
+    std::string why_;                                                          \
+    if (!cuda_available(&why_)) GTEST_SKIP() << "no usable GPU: " << why_;    \
+  } while (0)
+
+template <class F>
+Error catch_error(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no stoker::Error was thrown";
+  return Error(ErrorKind::kInternal, "");
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// ---- runs everywhere
+
+TEST(CudaUtil, DeviceCountNeverThrows) {
+  int n = -1;
+  EXPECT_NO_THROW(n = cuda_device_count());
+  EXPECT_GE(n, 0);
+  std::string why;
+  bool ok = cuda_available(&why);
+  EXPECT_EQ(ok, n > 0);
+  if (!ok) {
+    EXPECT_FALSE(why.empty());
+  }
+  EXPECT_EQ(cuda_device_count(), n);  // computed once, stable
+}
+
+TEST(CudaUtil, ErrorsNameTheCallAndTheCudaError) {
+  Error oom = catch_error([] {
+    detail::throw_cuda_error(kCudaErrorMemoryAllocation, "cudaMalloc(&p, n)", "x.cc", 12);
+  });
+  EXPECT_EQ(oom.kind(), ErrorKind::kOutOfMemory);
+  EXPECT_TRUE(contains(oom.what(), "cudaMalloc(&p, n)")) << oom.what();
+  EXPECT_TRUE(contains(oom.what(), "x.cc:12")) << oom.what();
+  EXPECT_TRUE(contains(oom.what(), "cudaErrorMemoryAllocation")) << oom.what();
+
+  Error none = catch_error([] { detail::throw_cuda_error(kCudaErrorNoDevice, "f()", "x.cc", 1); });
+  EXPECT_EQ(none.kind(), ErrorKind::kUnsupported);
+  EXPECT_TRUE(contains(none.what(), "device='cpu'")) << none.what();
+
+  Error bad = catch_error([] {
+    detail::throw_cuda_error(kCudaErrorInvalidDevice, "cudaSetDevice(7)", "x.cc", 1);
+  });
+  EXPECT_EQ(bad.kind(), ErrorKind::kInvalidArgument);
+
+  Error bug = catch_error([] {
+    detail::throw_cuda_error(kCudaErrorIllegalAddress, "k<<<>>>", "x.cc", 1);
+  });
+  EXPECT_EQ(bug.kind(), ErrorKind::kInternal);
+  EXPECT_TRUE(contains(bug.what(), "cudaErrorIllegalAddress")) << bug.what();
+
+  EXPECT_NO_THROW(STOKER_CUDA_CHECK(0));
+}
+
+TEST(CudaUtil, UnusableDevicesAreClearErrors) {
+  int n = cuda_device_count();
+  if (n == 0) {
+    for (auto make : {+[] { CudaStream s(0); }, +[] { CudaEvent e(0); },
+                      +[] { device_resource(0); }, +[] { DeviceGuard g(0); }}) {
+      Error e = catch_error(make);
+      EXPECT_EQ(e.kind(), ErrorKind::kUnsupported) << e.what();
+      EXPECT_TRUE(contains(e.what(), "device='cpu'")) << e.what();
+    }
+  }
+  Error e = catch_error([n] { CudaStream s(n); });
+  EXPECT_TRUE(e.kind() == ErrorKind::kInvalidArgument || n == 0) << e.what();
+  if (n > 0) {
+    EXPECT_TRUE(contains(e.what(), "device_id " + std::to_string(n))) << e.what();
+  }
+  EXPECT_NO_THROW(DeviceGuard g(-1));  // negative: leave the device alone
+}
+
+TEST(CudaUtil, EmptyWrappersAreHarmless) {
+  CudaStream s;
+  CudaEvent e;
+  EXPECT_FALSE(s);
+  EXPECT_FALSE(e);
+  CudaStream s2(std::move(s));
+  CudaEvent e2 = std::move(e);
+  EXPECT_EQ(s2.get(), nullptr);
+  EXPECT_EQ(e2.get(), nullptr);
+}
+
+// ---- streams and events
+
+TEST(CudaStream, EventRoundTrip) {
+  SKIP_WITHOUT_GPU();
+  CudaStream stream(0);
+  ASSERT_TRUE(stream);
+  EXPECT_EQ(stream.device(), 0);
+  CudaEvent start(0, /*enable_timing=*/true), stop(0, true), done(0);
+  EXPECT_TRUE(done.query());  // nothing recorded yet
+  start.record(stream.get());
+  launch_spin(50, stream.get());
+  stop.record(stream.get());
+  done.record(stream.get());
+  EXPECT_FALSE(done.query());
+  EXPECT_FALSE(stream.query());
+  done.synchronize();
+  EXPECT_TRUE(done.query());
+  EXPECT_TRUE(stream.query());
+  EXPECT_GE(stop.elapsed_ms_since(start), 40.0f);
+  // Moves keep the handle.
+  StreamHandle h = stream.get();
+  CudaStream moved = std::move(stream);
+  EXPECT_EQ(moved.get(), h);
+  EXPECT_EQ(stream.get(), nullptr);
+}
+
+TEST(CudaStream, WaitOrdersTwoStreams) {
+  SKIP_WITHOUT_GPU();
+  CudaStream a(0), b(0);
+  auto pool = std::make_shared<StreamOrderedPool>(device_resource(0), "device:0");
+  auto host = std::make_shared<StreamOrderedPool>(pinned_resource(), "pinned");
+  const size_t n = 1 << 20;
+  auto buf = pool->allocate(n * 4, a.get());
+  auto out = host->allocate(n * 4, b.get());
+  pool->record_stream(buf.get(), b.get());
+  host->record_stream(out.get(), b.get());
+  launch_spin(30, a.get());
+  launch_iota(static_cast<uint32_t*>(buf.get()), n, 7, a.get());
+  CudaEvent written(0);
+  written.record(a.get());
+  b.wait(written.get());
+  launch_increment(static_cast<uint32_t*>(buf.get()), n, b.get());
+  cuda_memcpy_async(out.get(), buf.get(), n * 4, b.get());
+  b.synchronize();
+  auto* o = static_cast<const uint32_t*>(out.get());
+  for (size_t i = 0; i < n; i += 4099) ASSERT_EQ(o[i], 8 + i) << i;
+  EXPECT_EQ(o[n - 1], 8 + n - 1);
+}
+
+// ---- pools
+
+TEST(CudaPool, KernelWritesPoolMemoryAndItComesBack) {
+  SKIP_WITHOUT_GPU();
+  CudaStream s(0);
+  auto dev = std::make_shared<StreamOrderedPool>(device_resource(0), "device:0");
+  auto pin = std::make_shared<StreamOrderedPool>(pinned_resource(), "pinned");
+  EXPECT_EQ(dev->kind(), MemoryKind::kDevice);
+  EXPECT_EQ(pin->kind(), MemoryKind::kPinned);
+  for (size_t n : {size_t(1), size_t(1000), size_t(3) << 20}) {
+    auto d = dev->allocate(n * 4, s.get());
+    auto h = pin->allocate(n * 4, s.get());
+    launch_iota(static_cast<uint32_t*>(d.get()), n, 100, s.get());
+    cuda_memcpy_async(h.get(), d.get(), n * 4, s.get());
+    s.synchronize();
+    auto* v = static_cast<const uint32_t*>(h.get());
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(v[i], 100 + i) << "n=" << n << " i=" << i;
+  }
+}
+
+TEST(CudaPool, AllocateFreeReuseAndStats) {
+  SKIP_WITHOUT_GPU();
+  CudaStream s(0);
+  for (auto resource : {device_resource(0), pinned_resource()}) {
+    SCOPED_TRACE(memory_kind_name(resource->kind()));
+    auto pool = std::make_shared<StreamOrderedPool>(resource, "test");
+    const size_t cls = MemoryPool::size_class(1000);
+    void* first = nullptr;
+    {
+      auto a = pool->allocate(1000, s.get());
+      first = a.get();
+      MemoryStats st = pool->stats();
+      EXPECT_EQ(st.allocated, cls);
+      EXPECT_EQ(st.reserved, cls);
+      EXPECT_EQ(st.num_allocations, 1u);
+      EXPECT_EQ(st.num_upstream_allocations, 1u);
+      auto z = pool->allocate(0, s.get());  // valid and distinct
+      EXPECT_NE(z.get(), nullptr);
+      EXPECT_NE(z.get(), a.get());
+    }
+    s.synchronize();  // nothing queued used them, but make it plain
+    MemoryStats st = pool->stats();
+    EXPECT_EQ(st.allocated, 0u);
+    EXPECT_EQ(st.reserved, cls + MemoryPool::size_class(0));
+    {
+      auto b = pool->allocate(1000, s.get());
+      EXPECT_EQ(b.get(), first);  // reused
+      EXPECT_EQ(pool->stats().num_upstream_allocations, 2u);
+      EXPECT_EQ(pool->stats().num_allocations, 3u);
+    }
+    EXPECT_EQ(pool->stats().peak_allocated, cls + MemoryPool::size_class(0));
+    EXPECT_EQ(pool->release_unused(), cls + MemoryPool::size_class(0));
+    EXPECT_EQ(pool->stats().reserved, 0u);
+  }
+}
+
+TEST(CudaPool, DeviceBlockWaitsForItsStreamBeforeAnotherMayHaveIt) {
+  SKIP_WITHOUT_GPU();
+  CudaStream a(0), b(0);
+  auto pool = std::make_shared<StreamOrderedPool>(device_resource(0), "device:0");
+  const size_t bytes = 1 << 20;
+  void* p = nullptr;
+  {
+    auto buf = pool->allocate(bytes, a.get());
+    p = buf.get();
+    launch_spin(300, a.get());
+    launch_iota(static_cast<uint32_t*>(buf.get()), bytes / 4, 0, a.get());
+  }  // released while stream a still has to write it
+  EXPECT_EQ(pool->pending_bytes(), MemoryPool::size_class(bytes));
+  {
+    auto other = pool->allocate(bytes, b.get());
+    EXPECT_NE(other.get(), p) << "handed to stream b while stream a may still write it";
+  }
+  {
+    auto same = pool->allocate(bytes, a.get());
+    EXPECT_EQ(same.get(), p) << "stream a runs in order: it may reuse its own block at once";
+  }
+  b.synchronize();
+  EXPECT_EQ(pool->release_unused(), MemoryPool::size_class(bytes));  // b's block, idle now
+  a.synchronize();
+  {
+    auto later = pool->allocate(bytes, b.get());
+    EXPECT_EQ(later.get(), p) << "stream a finished: the block is free for anyone";
+  }
+  EXPECT_EQ(pool->pending_bytes(), 0u);
+}
+
+TEST(CudaPool, RecordStreamDelaysReuse) {
+  SKIP_WITHOUT_GPU();
+  CudaStream a(0), b(0);
+  auto pool = std::make_shared<StreamOrderedPool>(device_resource(0), "device:0");
+  void* p = nullptr;
+  {
+    auto buf = pool->allocate(4096, a.get());
+    p = buf.get();
+    pool->record_stream(buf.get(), b.get());
+    pool->record_stream(buf.get(), b.get());  // twice is once
+    launch_spin(300, b.get());
+    launch_increment(static_cast<uint32_t*>(buf.get()), 1024, b.get());
+  }
+  {
+    auto again = pool->allocate(4096, a.get());
+    EXPECT_NE(again.get(), p) << "stream b may still use the block";
+  }
+  b.synchronize();
+  auto again = pool->allocate(4096, a.get());
+  EXPECT_EQ(again.get(), p) << "stream b finished: the block is free again";
+}
+
+TEST(CudaPool, PinnedBlockWaitsForCopiesEvenOnTheSameStream) {
+  SKIP_WITHOUT_GPU();
+  CudaStream a(0);
+  auto dev = std::make_shared<StreamOrderedPool>(device_resource(0), "device:0");
+  auto pin = std::make_shared<StreamOrderedPool>(pinned_resource(), "pinned");
+  const size_t bytes = 1 << 20;
+  auto d = dev->allocate(bytes, a.get());
+  void* p = nullptr;
+  {
+    auto h = pin->allocate(bytes, a.get());
+    p = h.get();
+    memset(h.get(), 1, bytes);
+    launch_spin(300, a.get());
+    cuda_memcpy_async(d.get(), h.get(), bytes, a.get());
+  }
+  {
+    auto h2 = pin->allocate(bytes, a.get());
+    EXPECT_NE(h2.get(), p) << "the CPU could overwrite a block an async copy still reads";
+  }
+  a.synchronize();
+  auto h3 = pin->allocate(bytes, a.get());
+  EXPECT_EQ(h3.get(), p) << "the copy finished: the block is free again";
+}
+
+TEST(CudaPool, ReleaseUnusedKeepsBlocksThatAreStillInUse) {
+  SKIP_WITHOUT_GPU();
+  CudaStream a(0);
+  auto pool = std::make_shared<StreamOrderedPool>(device_resource(0), "device:0");
+  const size_t cls = MemoryPool::size_class(1 << 16);
+  {
+    auto buf = pool->allocate(1 << 16, a.get());
+    launch_spin(300, a.get());
+    launch_iota(static_cast<uint32_t*>(buf.get()), 1 << 14, 0, a.get());
+  }
+  EXPECT_EQ(pool->release_unused(), 0u);
+  EXPECT_EQ(pool->stats().reserved, cls);
+  a.synchronize();
+  EXPECT_EQ(pool->release_unused(), cls);
+  EXPECT_EQ(pool->stats().reserved, 0u);
+}
+
+TEST(CudaPool, ForgetStreamLetsAStreamGoBeforeItsBuffers) {
+  SKIP_WITHOUT_GPU();
+  CudaStream a(0);
+  auto pool = std::make_shared<StreamOrderedPool>(device_resource(0), "device:0");
+  auto buf = pool->allocate(4096, a.get());
+  {
+    CudaStream shortlived(0);
+    pool->record_stream(buf.get(), shortlived.get());
+    launch_increment(static_cast<uint32_t*>(buf.get()), 1024, shortlived.get());
+    pool->forget_stream(shortlived.get());
+  }  // the stream is destroyed; releasing the buffer must not touch it
+  void* p = buf.get();
+  buf.reset();
+  a.synchronize();
+  auto again = pool->allocate(4096, a.get());
+  EXPECT_EQ(again.get(), p);
+}
+
+TEST(CudaPool, CapErrorSaysWhatThePoolHolds) {
+  SKIP_WITHOUT_GPU();
+  CudaStream s(0);
+  auto pool = std::make_shared<StreamOrderedPool>(device_resource(0), "device:0");
+  pool->set_cap(1 << 20);
+  auto held = pool->allocate(768 << 10, s.get());
+  { auto cached = pool->allocate(64 << 10, s.get()); }
+  Error e = catch_error([&] { pool->allocate(512 << 10, s.get()); });
+  EXPECT_EQ(e.kind(), ErrorKind::kOutOfMemory);
+  EXPECT_TRUE(contains(e.what(), "device:0")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "cap of 1.0 MiB")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "0.8 MiB in live buffers")) << e.what();
+  EXPECT_EQ(pool->stats().reserved, MemoryPool::size_class(768 << 10))
+      << "the cached block is given back before failing";
+  held.reset();
+  EXPECT_NO_THROW(pool->allocate(512 << 10, s.get()));  // fits once the big block is cached
+}
+
+TEST(CudaPool, OutOfMemoryErrorSaysWhatThePoolHoldsAndWhatTheGpuHas) {
+  SKIP_WITHOUT_GPU();
+  CudaStream s(0);
+  auto pool = std::make_shared<StreamOrderedPool>(device_resource(0), "device:0");
+  auto held = pool->allocate(1 << 20, s.get());
+  Error e = catch_error([&] { pool->allocate(size_t(1) << 50, s.get()); });  // 1 PiB
+  EXPECT_EQ(e.kind(), ErrorKind::kOutOfMemory) << e.what();
+  EXPECT_TRUE(contains(e.what(), "device:0")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "1.0 MiB in live buffers")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "no cap")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "free of")) << e.what();
+  // The failure leaves the pool (and CUDA) usable.
+  EXPECT_NO_THROW(pool->allocate(1 << 20, s.get()));
+  EXPECT_NO_THROW(s.synchronize());
+}
+
+TEST(CudaPool, ManyThreadsManyStreams) {
+  SKIP_WITHOUT_GPU();
+  auto dev = std::make_shared<StreamOrderedPool>(device_resource(0), "device:0");
+  auto pin = std::make_shared<StreamOrderedPool>(pinned_resource(), "pinned");
+  constexpr int kThreads = 4, kIters = 100;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        CudaStream s(0);
+        std::mt19937 rng(t);
+        for (int it = 0; it < kIters; ++it) {
+          size_t n = 1 + rng() % 50000;
+          uint32_t base = static_cast<uint32_t>(t * 1000000 + it);
+          auto d = dev->allocate(n * 4, s.get());
+          auto h = pin->allocate(n * 4, s.get());
+          launch_iota(static_cast<uint32_t*>(d.get()), n, base, s.get());
+          cuda_memcpy_async(h.get(), d.get(), n * 4, s.get());
+          s.synchronize();
+          auto* v = static_cast<const uint32_t*>(h.get());
+          if (v[0] != base || v[n - 1] != base + n - 1 || v[n / 2] != base + n / 2) failures++;
+        }
+        dev->forget_stream(s.get());
+        pin->forget_stream(s.get());
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what();
+        failures++;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(dev->stats().allocated, 0u);
+  EXPECT_EQ(pin->stats().allocated, 0u);
+  EXPECT_EQ(dev->stats().num_allocations, uint64_t(kThreads * kIters));
+}
+
+TEST(CudaPool, BuffersKeepTheirPoolAlive) {
+  SKIP_WITHOUT_GPU();
+  CudaStream s(0);
+  std::shared_ptr<void> buf;
+  {
+    auto pool = std::make_shared<StreamOrderedPool>(device_resource(0), "device:0");
+    buf = pool->allocate(1 << 20, s.get());
+    launch_iota(static_cast<uint32_t*>(buf.get()), 1 << 18, 0, s.get());
+  }
+  buf.reset();  // the pool goes now, waiting for the kernel before freeing
+  EXPECT_NO_THROW(s.synchronize());
+}
+
+}  // namespace
+}  // namespace stoker
