@@ -341,6 +341,13 @@ class Pipeline:
             return {n: m["epoch_size"] for n, m in self.reader_meta().items()}
         return self.reader_meta(name)["epoch_size"]
 
+    def error_stats(self):
+        """Samples skipped or replaced under ``on_error``, per operator:
+        ``{"fn.decoders.image (train.py:12)": {"skipped": 2, "replaced": 0, "samples": [paths]}}``."""
+        if self._executor is None:
+            return {}
+        return self._executor.error_stats()
+
     def memory_stats(self):
         """Bytes allocated, reserved and their peaks, per memory kind."""
         self.build()

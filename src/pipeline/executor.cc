@@ -1,6 +1,7 @@
 #include "pipeline/executor.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace stoker {
 
@@ -40,6 +41,12 @@ Executor::~Executor() {
 
 namespace {
 
+std::string sample_source(const Workspace& ws, int64_t sample) {
+  if (!ws.inputs.empty() && sample < static_cast<int64_t>(ws.inputs[0]->size()))
+    return (*ws.inputs[0])[sample].source;
+  return "";
+}
+
 std::string sample_context(const OpSpec& spec, const Workspace& ws, int64_t sample) {
   std::string c = spec.display_name() + ", sample " + std::to_string(sample);
   if (!ws.inputs.empty() && sample < static_cast<int64_t>(ws.inputs[0]->size())) {
@@ -49,10 +56,19 @@ std::string sample_context(const OpSpec& spec, const Workspace& ws, int64_t samp
   return c;
 }
 
-[[noreturn]] void rethrow_with(const std::string& context) {
+// Rethrows the current exception with `context` (which starts with the operator's name) in
+// front; a message that already names the operator gets only the rest of the context.
+[[noreturn]] void rethrow_with(const std::string& context, const std::string& op_name) {
   try {
     throw;
   } catch (const Error& e) {
+    std::string msg = e.what();
+    if (msg.rfind(op_name, 0) == 0) {
+      std::string rest = context.substr(std::min(context.size(), op_name.size()));
+      if (rest.rfind(", ", 0) == 0) rest = rest.substr(2);
+      if (rest.empty()) throw;
+      throw Error(e.kind(), op_name + " [" + rest + "]" + msg.substr(op_name.size()));
+    }
     throw e.with_context(context);
   } catch (const std::bad_alloc&) {
     throw Error(ErrorKind::kOutOfMemory, context + ": out of memory");
@@ -63,8 +79,75 @@ std::string sample_context(const OpSpec& spec, const Workspace& ws, int64_t samp
 
 }  // namespace
 
+namespace {
+
+// Thrown inside an attempt when samples were skipped: the readers pick replacements and the
+// iteration runs again.
+struct RestartIteration {};
+
+}  // namespace
+
 Executor::Result Executor::run_iteration(int64_t iteration) {
   Result result;
+  try {
+    for (auto& op : ops_) op->begin_iteration(params_.batch_size);
+    // Each attempt that meets bad samples (with on_error='skip') makes the readers replace them,
+    // and never deliver them again, so a bad file costs one re-run of one batch per run.
+    const int kMaxAttempts = 64;
+    for (int attempt = 0;; ++attempt) {
+      IterationErrors errors;
+      bool restart = false;
+      try {
+        result.outputs = run_attempt(iteration, errors);
+      } catch (const RestartIteration&) {
+        restart = true;
+      }
+      std::vector<IterationErrors::Entry> bad = errors.take();
+      record_errors(bad);
+      if (!restart) break;
+      std::vector<int64_t> positions;
+      for (const auto& e : bad)
+        if (!e.replaced) positions.push_back(e.sample);
+      bool replaced = false;
+      for (auto& op : ops_) replaced |= op->replace_samples(positions);
+      if (!replaced)
+        fail(ErrorKind::kInvalidArgument,
+             "on_error='skip': sample(s) could not be replaced because no reader in this "
+             "pipeline can deliver other samples (first: " + bad.front().op + ", '" +
+             bad.front().source + "': " + bad.front().reason + ")");
+      if (attempt + 1 >= kMaxAttempts)
+        fail(ErrorKind::kDecode, "on_error='skip': gave up after " + std::to_string(kMaxAttempts) +
+                                     " batches in a row had bad samples; the last: " +
+                                     bad.front().op + ", '" + bad.front().source + "': " +
+                                     bad.front().reason);
+    }
+  } catch (...) {
+    result.outputs.clear();
+    result.error = std::current_exception();
+  }
+  return result;
+}
+
+void Executor::record_errors(const std::vector<IterationErrors::Entry>& entries) {
+  if (entries.empty()) return;
+  std::lock_guard<std::mutex> g(stats_mu_);
+  for (const auto& e : entries) {
+    ErrorStats& st = error_stats_[e.op];
+    (e.replaced ? st.replaced : st.skipped)++;
+    if (st.logged.insert(e.source).second) {
+      if (st.sources.size() < 10000) st.sources.push_back(e.source);
+      std::fprintf(stderr, "stoker: %s '%s' in %s: %s\n", e.replaced ? "replaced" : "skipped",
+                   e.source.c_str(), e.op.c_str(), e.reason.c_str());
+    }
+  }
+}
+
+std::map<std::string, Executor::ErrorStats> Executor::error_stats() const {
+  std::lock_guard<std::mutex> g(stats_mu_);
+  return error_stats_;
+}
+
+std::vector<Batch> Executor::run_attempt(int64_t iteration, IterationErrors& errors) {
   const size_t n_ops = graph_.size();
   std::vector<Workspace> ws(n_ops);
   std::vector<bool> pending_flag(n_ops, false);
@@ -72,75 +155,83 @@ Executor::Result Executor::run_iteration(int64_t iteration) {
 
   auto flush = [&]() {
     if (pending.empty()) return;
-    int64_t n = ws[pending.front()].outputs.empty() ? 0 : ws[pending.front()].outputs[0].size();
+    int64_t n = 0;
     for (size_t k : pending) n = std::max<int64_t>(n, ws[k].outputs.empty() ? 0 : ws[k].outputs[0].size());
     thread_pool_->parallel_for(n, [&](int64_t i, int thread) {
       for (size_t k : pending) {
         try {
           ops_[k]->run_sample(ws[k], i, thread);
+        } catch (const Error& e) {
+          // A bad sample under on_error='skip' drops out of the rest of the chain.
+          if (e.kind() != ErrorKind::kInternal && ws[k].on_error == OnError::kSkip &&
+              ws[k].report_bad_sample(i, sample_source(ws[k], i), e.what()))
+            return;
+          rethrow_with(sample_context(graph_[k].spec, ws[k], i), graph_[k].spec.display_name());
         } catch (...) {
-          rethrow_with(sample_context(graph_[k].spec, ws[k], i));
+          rethrow_with(sample_context(graph_[k].spec, ws[k], i), graph_[k].spec.display_name());
         }
       }
     });
     for (size_t k : pending) pending_flag[k] = false;
     pending.clear();
+    if (errors.has_skipped()) throw RestartIteration{};
   };
 
-  try {
-    for (size_t k = 0; k < n_ops; ++k) {
-      const GraphOp& g = graph_[k];
-      Operator& op = *ops_[k];
-      Workspace& w = ws[k];
-      w.iteration = iteration;
-      w.batch_size = params_.batch_size;
-      w.thread_pool = thread_pool_.get();
-      w.host_pool = host_pool_.get();
-      w.spec = &op.spec();
-      bool needs_flush = !op.sample_wise();
-      for (const NodeRef& r : g.inputs) {
-        w.inputs.push_back(&ws[r.op].outputs[r.output]);
-        if (pending_flag[r.op] && op.setup_reads_input_data()) needs_flush = true;
-      }
-      for (const NodeRef& r : g.arg_inputs) {
-        w.arg_inputs.push_back(&ws[r.op].outputs[r.output]);
-        if (pending_flag[r.op]) needs_flush = true;
-      }
-      if (needs_flush) flush();
-
-      if (!op.sample_wise()) {
-        try {
-          op.run_batch(w);
-        } catch (...) {
-          rethrow_with(op.spec().display_name());
-        }
-        continue;
-      }
-      std::vector<OutputDesc> descs;
-      try {
-        descs = op.setup(w);
-      } catch (...) {
-        rethrow_with(op.spec().display_name());
-      }
-      STOKER_ASSERT(static_cast<int>(descs.size()) == g.spec.num_outputs,
-                    g.spec.display_name() + " declared the wrong number of outputs");
-      w.outputs.resize(descs.size());
-      for (size_t j = 0; j < descs.size(); ++j) {
-        Batch& out = w.outputs[j];
-        out.allocate(*host_pool_, descs[j].dtype, descs[j].shapes, descs[j].layout);
-        if (!w.inputs.empty())
-          for (size_t i = 0; i < out.size() && i < w.inputs[0]->size(); ++i)
-            out[i].source = (*w.inputs[0])[i].source;
-      }
-      pending.push_back(k);
-      pending_flag[k] = true;
+  for (size_t k = 0; k < n_ops; ++k) {
+    const GraphOp& g = graph_[k];
+    Operator& op = *ops_[k];
+    Workspace& w = ws[k];
+    w.iteration = iteration;
+    w.batch_size = params_.batch_size;
+    w.thread_pool = thread_pool_.get();
+    w.host_pool = host_pool_.get();
+    w.spec = &op.spec();
+    w.errors = &errors;
+    w.on_error = op.on_error();
+    bool needs_flush = !op.sample_wise();
+    for (const NodeRef& r : g.inputs) {
+      w.inputs.push_back(&ws[r.op].outputs[r.output]);
+      if (pending_flag[r.op] && op.setup_reads_input_data()) needs_flush = true;
     }
-    flush();
-    for (const NodeRef& r : outputs_) result.outputs.push_back(ws[r.op].outputs[r.output]);
-  } catch (...) {
-    result.error = std::current_exception();
+    for (const NodeRef& r : g.arg_inputs) {
+      w.arg_inputs.push_back(&ws[r.op].outputs[r.output]);
+      if (pending_flag[r.op]) needs_flush = true;
+    }
+    if (needs_flush) flush();
+
+    if (!op.sample_wise()) {
+      try {
+        op.run_batch(w);
+      } catch (...) {
+        rethrow_with(op.spec().display_name(), op.spec().display_name());
+      }
+      if (errors.has_skipped()) throw RestartIteration{};
+      continue;
+    }
+    std::vector<OutputDesc> descs;
+    try {
+      descs = op.setup(w);
+    } catch (...) {
+      rethrow_with(op.spec().display_name(), op.spec().display_name());
+    }
+    if (errors.has_skipped()) throw RestartIteration{};
+    STOKER_ASSERT(static_cast<int>(descs.size()) == g.spec.num_outputs,
+                  g.spec.display_name() + " declared the wrong number of outputs");
+    w.outputs.resize(descs.size());
+    for (size_t j = 0; j < descs.size(); ++j) {
+      Batch& out = w.outputs[j];
+      out.allocate(*host_pool_, descs[j].dtype, descs[j].shapes, descs[j].layout);
+      if (!w.inputs.empty())
+        for (size_t i = 0; i < out.size() && i < w.inputs[0]->size(); ++i)
+          out[i].source = (*w.inputs[0])[i].source;
+    }
+    pending.push_back(k);
+    pending_flag[k] = true;
   }
-  return result;
+  flush();
+  std::vector<Batch> outputs;
+  for (const NodeRef& r : outputs_) outputs.push_back(ws[r.op].outputs[r.output]);
+  return outputs;
 }
 
 void Executor::start_locked() {

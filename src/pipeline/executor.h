@@ -12,9 +12,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,6 +61,14 @@ class Executor {
 
   std::optional<ReaderMeta> reader_meta(const std::string& name) const;
   std::vector<std::string> reader_names() const;
+  // Samples skipped or replaced under on_error, per operator.
+  struct ErrorStats {
+    int64_t skipped = 0, replaced = 0;
+    std::vector<std::string> sources;  // each bad file once (up to 10000)
+    std::set<std::string> logged;
+  };
+  std::map<std::string, ErrorStats> error_stats() const;
+
   MemoryStats host_memory_stats() const { return host_pool_->stats(); }
   MemoryPool& host_pool() { return *host_pool_; }
   const ExecutorParams& params() const { return params_; }
@@ -70,6 +80,8 @@ class Executor {
     std::exception_ptr error;
   };
   Result run_iteration(int64_t iteration);
+  std::vector<Batch> run_attempt(int64_t iteration, IterationErrors& errors);
+  void record_errors(const std::vector<IterationErrors::Entry>& entries);
   void producer_main();
   void start_locked();
 
@@ -87,6 +99,9 @@ class Executor {
   bool stop_ = false;
   int64_t next_iteration_ = 0;
   std::thread producer_;
+
+  mutable std::mutex stats_mu_;
+  std::map<std::string, ErrorStats> error_stats_;
 };
 
 }  // namespace stoker

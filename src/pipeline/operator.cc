@@ -96,4 +96,24 @@ std::vector<double> Workspace::list_arg(const std::string& name, int64_t sample,
   return fallback;
 }
 
+Operator::Operator(const OpSpec& spec) : spec_(spec) {
+  if (spec.has("on_error")) {
+    std::string p = spec.get<std::string>("on_error");
+    on_error_ = p == "skip" ? OnError::kSkip : p == "replace" ? OnError::kReplace : OnError::kRaise;
+  }
+}
+
+void add_on_error_arg(OpSchema& schema, bool can_replace) {
+  std::vector<std::string> choices{"raise", "skip"};
+  if (can_replace) choices.push_back("replace");
+  schema.arg({.name = "on_error", .type = ArgType::kString, .default_value = std::string("raise"),
+              .doc = std::string("stoker: what to do with a sample that cannot be read or decoded: "
+                                 "'raise' an error naming the file, 'skip' it (the batch is filled "
+                                 "with the next samples; the file is never delivered again)") +
+                     (can_replace ? ", or 'replace' it with a fallback (see fallback_value)" : "") +
+                     ". Skipped and replaced samples are counted in Pipeline.error_stats() and "
+                     "logged once per file.",
+              .choices = choices});
+}
+
 }  // namespace stoker

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,41 @@ struct OutputDesc {
   std::vector<Shape> shapes;
 };
 
+// What a reader or decoder does with a sample it cannot read or decode (the `on_error` argument).
+enum class OnError {
+  kRaise,    // the iteration fails with the error (the pipeline goes on with the next one)
+  kSkip,     // the sample is dropped and the batch is filled with the next samples
+  kReplace,  // the sample is replaced by a fallback the operator makes (and counted)
+};
+
+// Bad samples met in one iteration, shared by its operators (thread-safe).
+class IterationErrors {
+ public:
+  struct Entry {
+    int64_t sample;
+    std::string op, source, reason;
+    bool replaced;
+  };
+  void report(Entry e) {
+    std::lock_guard<std::mutex> g(mu_);
+    entries_.push_back(std::move(e));
+  }
+  std::vector<Entry> take() {
+    std::lock_guard<std::mutex> g(mu_);
+    return std::move(entries_);
+  }
+  bool has_skipped() const {
+    std::lock_guard<std::mutex> g(mu_);
+    for (const Entry& e : entries_)
+      if (!e.replaced) return true;
+    return false;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<Entry> entries_;
+};
+
 // Everything an operator sees in one iteration.
 class Workspace {
  public:
@@ -66,6 +102,17 @@ class Workspace {
   ThreadPool* thread_pool = nullptr;
   MemoryPool* host_pool = nullptr;
   const OpSpec* spec = nullptr;
+  IterationErrors* errors = nullptr;
+  OnError on_error = OnError::kRaise;
+
+  // An operator that meets a bad sample calls this: with on_error skip or replace it records the
+  // sample and returns true (the operator then makes a placeholder or its fallback); with raise
+  // it returns false and the operator throws.
+  bool report_bad_sample(int64_t sample, const std::string& source, const std::string& reason) const {
+    if (on_error == OnError::kRaise || !errors) return false;
+    errors->report({sample, spec->display_name(), source, reason, on_error == OnError::kReplace});
+    return true;
+  }
 
   const Batch& input(int i) const { return *inputs[i]; }
   Batch& output(int i) { return outputs[i]; }
@@ -87,7 +134,7 @@ class Workspace {
 
 class Operator {
  public:
-  explicit Operator(const OpSpec& spec) : spec_(spec) {}
+  explicit Operator(const OpSpec& spec);
   virtual ~Operator() = default;
   const OpSpec& spec() const { return spec_; }
 
@@ -105,9 +152,21 @@ class Operator {
 
   virtual std::optional<ReaderMeta> reader_meta() const { return std::nullopt; }
 
+  // Readers: choose the samples of the next batch (called once per iteration, before run).
+  virtual void begin_iteration(int64_t batch_size) {}
+  // Readers: the samples at these positions of the current batch were bad; never deliver them
+  // again and put the next good samples in their place. False if this operator cannot.
+  virtual bool replace_samples(const std::vector<int64_t>& positions) { return false; }
+
+  OnError on_error() const { return on_error_; }
+
  protected:
   OpSpec spec_;
+  OnError on_error_ = OnError::kRaise;
 };
+
+// Declares `on_error` ("raise", "skip" and, where the operator can make a fallback, "replace").
+void add_on_error_arg(OpSchema& schema, bool can_replace);
 
 // ---- argument access, typed
 template <> bool OpSpec::get<bool>(const std::string& arg) const;

@@ -18,6 +18,23 @@ ArgValue to_arg_value(const py::handle& obj, const std::string& what) {
   }
   if (py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj)) {
     py::sequence seq = obj.cast<py::sequence>();
+    // Nested lists of numbers (a 2x3 matrix) are taken flat, in row-major order.
+    bool nested = false;
+    for (py::handle h : seq) nested |= py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h);
+    if (nested) {
+      py::list flat;
+      for (py::handle h : seq) {
+        if (py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h)) {
+          ArgValue inner = to_arg_value(h, what);
+          if (auto* il = std::get_if<std::vector<int64_t>>(&inner)) for (auto x : *il) flat.append(x);
+          else if (auto* dl = std::get_if<std::vector<double>>(&inner)) for (auto x : *dl) flat.append(x);
+          else throw py::type_error(what + ": nested lists must hold numbers.");
+        } else {
+          flat.append(h);
+        }
+      }
+      return to_arg_value(flat, what);
+    }
     bool all_int = true, all_num = true, all_str = true;
     for (py::handle h : seq) {
       bool is_bool = py::isinstance<py::bool_>(h);

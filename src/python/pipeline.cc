@@ -127,6 +127,17 @@ void bind_pipeline(py::module_& m) {
         return meta_dict(*m);
       })
       .def("reader_names", &Executor::reader_names)
+      .def("error_stats", [](const Executor& e) {
+        py::dict d;
+        for (const auto& [op, st] : e.error_stats()) {
+          py::dict x;
+          x["skipped"] = st.skipped;
+          x["replaced"] = st.replaced;
+          x["samples"] = st.sources;
+          d[py::str(op)] = x;
+        }
+        return d;
+      })
       .def("memory_stats", [](const Executor& e) {
         py::dict d;
         d["host"] = stats_dict(e.host_memory_stats());

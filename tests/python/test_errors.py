@@ -143,3 +143,31 @@ def test_deleting_a_running_pipeline_joins_its_threads(jpeg_dir):
     del p
     gc.collect()
     assert os_threads() == base
+
+
+def test_reader_skip_policy_fills_the_batch_with_the_next_files(tmp_path, jpeg_files, capfd):
+    good = [p for p, _ in jpeg_files[:6]]
+    files = good[:2] + [str(tmp_path / "gone.jpg")] + good[2:]
+
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None, seed=1)
+    def pipe():
+        data, labels = fn.readers.file(files=files, on_error="skip", name="Reader")
+        return data, labels
+
+    p = pipe()
+    (data, labels) = p.run()
+    # The bad file's place is taken by the next file of the epoch.
+    assert [data.source_info(i) for i in range(4)] == [good[0], good[1], good[3], good[2]]
+    (data, labels) = p.run()  # the rest of the epoch, then the next one begins
+    assert [data.source_info(i) for i in range(4)] == good[4:6] + good[:2]
+    stats = p.error_stats()
+    (op, st), = stats.items()
+    assert op.startswith("fn.readers.file") and st["skipped"] == 1
+    assert st["samples"] == [files[2]]
+    # The bad file is logged once, and not delivered again in later epochs.
+    for _ in range(3):
+        (data, _l) = p.run()
+        assert files[2] not in [data.source_info(i) for i in range(4)]
+    assert p.error_stats()[op]["skipped"] == 1
+    err = capfd.readouterr().err
+    assert err.count("gone.jpg") == 1 and "skipped" in err

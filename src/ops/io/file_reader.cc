@@ -1,4 +1,6 @@
 // readers.file: files from a folder of class folders, a list file, or a list of paths.
+#include <set>
+
 #include "pipeline/operator.h"
 #include "readers/file_list.h"
 #include "readers/sample_order.h"
@@ -45,8 +47,22 @@ class FileReader : public Operator {
 
   bool sample_wise() const override { return false; }
 
+  void begin_iteration(int64_t batch_size) override {
+    picks_.clear();
+    for (int64_t i = 0; i < batch_size; ++i) picks_.push_back(next_good());
+  }
+
+  bool replace_samples(const std::vector<int64_t>& positions) override {
+    for (int64_t p : positions) bad_.insert(picks_[p].index);
+    if (bad_.size() >= files_.size())
+      fail(ErrorKind::kDecode, spec_.display_name() + ": every one of the " +
+                                   std::to_string(files_.size()) + " files was bad; nothing left to read");
+    for (int64_t p : positions) picks_[p] = next_good();
+    return true;
+  }
+
   void run_batch(Workspace& ws) override {
-    std::vector<readers::Pick> picks = order_->next_batch();
+    const std::vector<readers::Pick>& picks = picks_;
     ws.outputs.assign(2, Batch());
     Batch& data = ws.outputs[0];
     Batch& labels = ws.outputs[1];
@@ -55,16 +71,19 @@ class FileReader : public Operator {
     labels.allocate(*ws.host_pool, DType::kInt32, std::vector<Shape>(picks.size(), Shape{1}), "");
     ws.thread_pool->parallel_for(static_cast<int64_t>(picks.size()), [&](int64_t i, int) {
       const readers::FileEntry& f = files_[picks[i].index];
+      Sample& s = data[i];
+      s.source = f.path;
       try {
         int64_t size = readers::file_size(f.path);
-        Sample& s = data[i];
         s.owner = ws.host_pool->allocate(static_cast<size_t>(size));
         s.data = s.owner.get();
         s.shape = {size};
-        s.source = f.path;
         readers::read_file_into(f.path, s.data, static_cast<size_t>(size));
       } catch (const Error& e) {
-        throw e.with_context("sample " + std::to_string(i));
+        if (!ws.report_bad_sample(i, f.path, e.what())) throw e.with_context("sample " + std::to_string(i));
+        s.owner = ws.host_pool->allocate(0);
+        s.data = s.owner.get();
+        s.shape = {0};
       }
       *labels.data<int32_t>(i) = f.label;
       labels[i].source = f.path;
@@ -74,8 +93,18 @@ class FileReader : public Operator {
   std::optional<ReaderMeta> reader_meta() const override { return order_->meta(); }
 
  private:
+  // The next pick whose file has not turned out bad (on_error='skip').
+  readers::Pick next_good() {
+    for (;;) {
+      readers::Pick p = order_->next();
+      if (!bad_.count(p.index)) return p;
+    }
+  }
+
   std::vector<readers::FileEntry> files_;
   std::unique_ptr<readers::SampleOrder> order_;
+  std::vector<readers::Pick> picks_;
+  std::set<int64_t> bad_;
 };
 
 }  // namespace
@@ -136,6 +165,7 @@ STOKER_REGISTER_OP_NAMED(readers_file, "readers.file") {
       .arg({.name = "recursive", .type = ArgType::kBool, .default_value = false,
             .doc = "stoker: also take files from folders nested inside each class folder."})
       .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<FileReader>(s); });
+  add_on_error_arg(schema, /*can_replace=*/false);
 }
 
 }  // namespace stoker
