@@ -170,4 +170,4 @@ def test_reader_skip_policy_fills_the_batch_with_the_next_files(tmp_path, jpeg_f
         assert files[2] not in [data.source_info(i) for i in range(4)]
     assert p.error_stats()[op]["skipped"] == 1
     err = capfd.readouterr().err
-    assert err.count("gone.jpg") == 1 and "skipped" in err
+    assert err.count("stoker: skipped") == 1 and "gone.jpg" in err
