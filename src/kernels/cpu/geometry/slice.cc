@@ -215,6 +215,16 @@ class Runner {
     const Axis& outer = ax_[nd_ - 2];
     const Axis& inner = ax_[nd_ - 1];
     const int64_t n = inner.n, s = inner.step, os = outer.out_stride, is = outer.step;
+    if constexpr (Norm && std::is_same_v<In, uint8_t> &&
+                  (std::is_same_v<Out, float> || std::is_same_v<Out, float16>)) {
+      // interleaved RGB(A) kept interleaved (HWC output), possibly mirrored
+      if (inner.channel && s == 1 && os == n && (is == n || is == -n) && !outer.channel) {
+        if (outer.hi > outer.lo)
+          interleaved_row_u8(o + outer.lo * os, in_ + off + outer.lo * is, outer.hi - outer.lo,
+                             static_cast<int>(n), is < 0, mul_.data(), add_.data());
+        return;
+      }
+    }
     for (int64_t i = outer.lo; i < outer.hi; ++i) {
       Out* dst = o + i * os;
       const In* src = in_ + off + i * is;

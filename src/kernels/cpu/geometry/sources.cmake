@@ -5,4 +5,5 @@ list(APPEND STOKER_SOURCES
   src/kernels/cpu/geometry/slice.cc
   src/kernels/cpu/geometry/strided_row.cc)
 list(APPEND STOKER_TEST_SOURCES
+  tests/cpp/kernels/geometry_normalize_erase_test.cc
   tests/cpp/kernels/geometry_slice_test.cc)

@@ -110,6 +110,71 @@ __attribute__((target("avx2,f16c"))) int64_t simd_blocks(void* dst, const uint8_
   return i;
 }
 
+// Pixel-reversing masks for 16 pixels of C channels: output byte k of output vector v is byte
+// (15 - p) * C + ch of the block, p = (16 v + k) / C, ch = (16 v + k) % C.
+template <int C>
+struct MirrorMasks {
+  alignas(16) uint8_t m[C][C][16] = {};  // [output vector][load][lane]
+  constexpr MirrorMasks() {
+    for (int v = 0; v < C; ++v)
+      for (int l = 0; l < C; ++l)
+        for (int k = 0; k < 16; ++k) {
+          int e = 16 * v + k, pos = (15 - e / C) * C + e % C;
+          m[v][l][k] = (pos >> 4) == l ? static_cast<uint8_t>(pos & 15) : 0x80;
+        }
+  }
+};
+
+template <int C, bool Mirror, bool Half>
+__attribute__((target("avx2,f16c"))) int64_t simd_interleaved(void* dst, const uint8_t* src,
+                                                               int64_t npix, const float* mul,
+                                                               const float* add) {
+  static constexpr MirrorMasks<C> kMasks{};
+  // Element 8h of the block starts at channel (8h) % C: one coefficient vector per start.
+  __m256 vm[C], va[C];
+  for (int s = 0; s < C; ++s) {
+    alignas(32) float m8[8], a8[8];
+    for (int j = 0; j < 8; ++j) {
+      m8[j] = mul[(s + j) % C];
+      a8[j] = add[(s + j) % C];
+    }
+    vm[s] = _mm256_load_ps(m8);
+    va[s] = _mm256_load_ps(a8);
+  }
+  int64_t i = 0;
+  for (; i + 16 <= npix; i += 16) {
+    const uint8_t* q = Mirror ? src - (i + 15) * C : src + i * C;
+    __m128i in[C];
+    for (int l = 0; l < C; ++l) in[l] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * l));
+    for (int v = 0; v < C; ++v) {
+      __m128i x;
+      if constexpr (Mirror) {
+        x = _mm_setzero_si128();
+        for (int l = 0; l < C; ++l)
+          x = _mm_or_si128(x, _mm_shuffle_epi8(in[l], _mm_loadu_si128(reinterpret_cast<const __m128i*>(kMasks.m[v][l]))));
+      } else {
+        x = in[v];
+      }
+      __m256 f0 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(x));
+      __m256 f1 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(x, 8)));
+      const int s0 = (16 * v) % C, s1 = (16 * v + 8) % C;
+      f0 = _mm256_add_ps(_mm256_mul_ps(f0, vm[s0]), va[s0]);
+      f1 = _mm256_add_ps(_mm256_mul_ps(f1, vm[s1]), va[s1]);
+      const int64_t o = i * C + 16 * v;
+      if constexpr (Half) {
+        auto* d = static_cast<uint16_t*>(dst) + o;
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d), _mm256_cvtps_ph(f0, _MM_FROUND_TO_NEAREST_INT));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 8), _mm256_cvtps_ph(f1, _MM_FROUND_TO_NEAREST_INT));
+      } else {
+        float* d = static_cast<float*>(dst) + o;
+        _mm256_storeu_ps(d, f0);
+        _mm256_storeu_ps(d + 8, f1);
+      }
+    }
+  }
+  return i;
+}
+
 template <bool Half>
 int64_t simd_dispatch(void* dst, const uint8_t* src, int64_t n, int64_t step, float mul,
                       float add, const uint8_t* lo, const uint8_t* hi) {
@@ -173,6 +238,35 @@ void rows3(Out* const dst[3], const uint8_t* src, int64_t n, int64_t step, const
 #endif
   for (int c = 0; c < 3; ++c)
     scalar_row(dst[c] + done, src + done * step + c, n - done, step, mul[c], add[c]);
+}
+
+template <typename Out>
+void interleaved(Out* dst, const uint8_t* src, int64_t npix, int C, bool mirror, const float* mul,
+                 const float* add) {
+  int64_t done = 0;
+#ifdef STOKER_STRIDED_ROW_X86
+  constexpr bool kHalf = std::is_same_v<Out, float16>;
+  if (strided_row_simd_available()) {
+    if (C == 3) done = mirror ? simd_interleaved<3, true, kHalf>(dst, src, npix, mul, add)
+                              : simd_interleaved<3, false, kHalf>(dst, src, npix, mul, add);
+    else if (C == 4) done = mirror ? simd_interleaved<4, true, kHalf>(dst, src, npix, mul, add)
+                                   : simd_interleaved<4, false, kHalf>(dst, src, npix, mul, add);
+  }
+#endif
+  const int64_t sx = mirror ? -C : C;
+  for (int64_t i = done; i < npix; ++i)
+    for (int c = 0; c < C; ++c)
+      dst[i * C + c] = Out(static_cast<float>(src[i * sx + c]) * mul[c] + add[c]);
+}
+
+void interleaved_row_u8(float* dst, const uint8_t* src, int64_t npix, int C, bool mirror,
+                        const float* mul, const float* add) {
+  interleaved(dst, src, npix, C, mirror, mul, add);
+}
+
+void interleaved_row_u8(float16* dst, const uint8_t* src, int64_t npix, int C, bool mirror,
+                        const float* mul, const float* add) {
+  interleaved(dst, src, npix, C, mirror, mul, add);
 }
 
 void strided_rows3_u8(float* const dst[3], const uint8_t* src, int64_t n, int64_t step,

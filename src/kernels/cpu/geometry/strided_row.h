@@ -26,6 +26,14 @@ void strided_rows3_u8(float* const dst[3], const uint8_t* src, int64_t n, int64_
 void strided_rows3_u8(float16* const dst[3], const uint8_t* src, int64_t n, int64_t step,
                       const float mul[3], const float add[3]);
 
+// A row of `npix` interleaved pixels of C channels kept interleaved (HWC output):
+// dst[i * C + c] = float(src[i * sx + c]) * mul[c] + add[c], with sx = C, or -C when `mirror`
+// (src points at the first output pixel). SIMD for C = 3 and 4.
+void interleaved_row_u8(float* dst, const uint8_t* src, int64_t npix, int C, bool mirror,
+                        const float* mul, const float* add);
+void interleaved_row_u8(float16* dst, const uint8_t* src, int64_t npix, int C, bool mirror,
+                        const float* mul, const float* add);
+
 bool strided_row_simd_available();
 
 }  // namespace kernels

@@ -1,0 +1,156 @@
+// erase: fills one or more boxes of each sample with fill_value (per channel when given so).
+#include <cmath>
+
+#include "core/convert.h"
+#include "kernels/cpu/geometry/erase.h"
+#include "ops/geometry/geometry_common.h"
+
+namespace stoker {
+namespace {
+
+class Erase : public Operator {
+ public:
+  explicit Erase(const OpSpec& spec) : Operator(spec) {
+    if (spec.has("axis_names")) axis_names_ = spec.get<std::string>("axis_names");
+    if (spec.has("axes")) axes_ = spec.get<std::vector<int64_t>>("axes");
+    bool normalized = spec.get<bool>("normalized");
+    bool na = spec.get<bool>("normalized_anchor"), ns = spec.get<bool>("normalized_shape");
+    if (normalized && (na || ns))
+      spec.arg_error("normalized", "cannot be combined with 'normalized_anchor' or 'normalized_shape'; "
+                                   "use either.");
+    normalized_anchor_ = normalized || na;
+    normalized_shape_ = normalized || ns;
+    centered_ = spec.get<bool>("centered_anchor");
+    fill_ = spec.get<std::vector<double>>("fill_value");
+    if (fill_.empty()) spec.arg_error("fill_value", "must not be empty.");
+  }
+
+  std::vector<OutputDesc> setup(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const std::string& layout = in.layout();
+    const int nd = in.ndim();
+    std::vector<int> axes = resolve_axes(layout, nd);
+    const size_t naxes = axes.size();
+    channel_dim_ = geometry::axis_index(layout, 'C');
+    const int64_t n = static_cast<int64_t>(in.size());
+    boxes_.assign(n, {});
+    for (int64_t i = 0; i < n; ++i) {
+      const Shape& shape = in.shape(i);
+      geometry::check_fill_values(spec_, "fill_value", fill_, channel_dim_ >= 0 ? shape[channel_dim_] : -1);
+      std::vector<double> anchor = ws.list_arg("anchor", i), extent = ws.list_arg("shape", i);
+      if (anchor.empty()) anchor.assign(extent.size(), 0.0);
+      if (anchor.size() != extent.size())
+        spec_.arg_error("anchor", "has " + std::to_string(anchor.size()) + " values but 'shape' has " +
+                                      std::to_string(extent.size()) + " for sample " + std::to_string(i) +
+                                      "; they describe the same regions.");
+      if (naxes == 0 || extent.size() % naxes != 0)
+        spec_.arg_error("shape", "has " + std::to_string(extent.size()) + " values for sample " +
+                                     std::to_string(i) + ", not a multiple of the " + std::to_string(naxes) +
+                                     " erased axes (" + axes_repr(axes, layout) + ").");
+      for (size_t r = 0; r < extent.size() / naxes; ++r) {
+        kernels::EraseBox box;
+        box.lo.assign(nd, 0);
+        box.hi.assign(shape.begin(), shape.end());
+        for (size_t j = 0; j < naxes; ++j) {
+          int d = axes[j];
+          double e = static_cast<double>(shape[d]);
+          double a = anchor[r * naxes + j], s = extent[r * naxes + j];
+          if (normalized_anchor_) a *= e;
+          if (normalized_shape_) s *= e;
+          if (s < 0)
+            spec_.arg_error("shape", "must not be negative, got " + std::to_string(s) + " for sample " +
+                                         std::to_string(i) + ".");
+          if (centered_) a -= s / 2;
+          box.lo[d] = std::clamp<int64_t>(std::llround(a), 0, shape[d]);
+          box.hi[d] = std::clamp<int64_t>(std::llround(a + s), 0, shape[d]);
+        }
+        boxes_[i].push_back(std::move(box));
+      }
+    }
+    return {OutputDesc{in.dtype(), layout, in.shapes()}};
+  }
+
+  void run_sample(Workspace& ws, int64_t i, int) override {
+    const Batch& in = ws.input(0);
+    Batch& out = ws.output(0);
+    visit_dtype(in.dtype(), [&](auto t) {
+      using T = decltype(t);
+      std::vector<T> fill(fill_.size());
+      for (size_t k = 0; k < fill_.size(); ++k) fill[k] = convert_sat<T>(fill_[k]);
+      kernels::erase<T>(out.data<T>(i), in.data<T>(i), in.shape(i), boxes_[i], channel_dim_, fill);
+    });
+  }
+
+ private:
+  static std::string axes_repr(const std::vector<int>& axes, const std::string& layout) {
+    std::string r;
+    for (int d : axes) r += static_cast<int>(layout.size()) > d ? std::string(1, layout[d]) : std::to_string(d);
+    return r;
+  }
+
+  std::vector<int> resolve_axes(const std::string& layout, int nd) const {
+    std::vector<int> axes;
+    if (!axis_names_.empty()) {
+      for (char c : axis_names_) {
+        int d = geometry::axis_index(layout, c);
+        if (d < 0)
+          spec_.arg_error("axis_names", "names axis '" + std::string(1, c) + "', which the input layout " +
+                                            geometry::layout_repr(layout) + " does not have.");
+        axes.push_back(d);
+      }
+    } else if (!axes_.empty()) {
+      for (int64_t x : axes_) {
+        if (x < -nd || x >= nd)
+          spec_.arg_error("axes", "has axis " + std::to_string(x) + ", out of range for " +
+                                      std::to_string(nd) + "-dimensional input.");
+        axes.push_back(static_cast<int>(x < 0 ? x + nd : x));
+      }
+    } else {
+      // DALI: without axes or axis_names, every axis but the channels is given.
+      for (int d = 0; d < nd; ++d)
+        if (d >= static_cast<int>(layout.size()) || layout[d] != 'C') axes.push_back(d);
+    }
+    return axes;
+  }
+
+  std::string axis_names_;
+  std::vector<int64_t> axes_;
+  bool normalized_anchor_ = false, normalized_shape_ = false, centered_ = false;
+  std::vector<double> fill_;
+  int channel_dim_ = -1;
+  std::vector<std::vector<kernels::EraseBox>> boxes_;
+};
+
+}  // namespace
+
+STOKER_REGISTER_OP_NAMED(erase, "erase") {
+  schema
+      .doc("Erases regions of each sample: fills boxes given by anchor and shape (several regions "
+           "back to back: anchor=(y0, x0, y1, x1, ...)) over the chosen axes; other axes are "
+           "erased whole. Regions reaching outside the sample are clipped.")
+      .inputs(1, 1, {"input"})
+      .outputs(1)
+      .legacy_name("Erase")
+      .arg({.name = "anchor", .type = ArgType::kFloatList, .default_value = std::vector<double>{},
+            .doc = "Start of each region per axis (all zeros when empty).", .tensor = true})
+      .arg({.name = "shape", .type = ArgType::kFloatList, .default_value = std::vector<double>{},
+            .doc = "Extent of each region per axis.", .tensor = true})
+      .arg({.name = "axes", .type = ArgType::kIntList, .optional = true,
+            .doc = "Indices of the axes anchor and shape refer to."})
+      .arg({.name = "axis_names", .type = ArgType::kString, .optional = true,
+            .doc = "Layout letters of the axes anchor and shape refer to (wins over axes). Without "
+                   "axes or axis_names: every axis except C."})
+      .arg({.name = "centered_anchor", .type = ArgType::kBool, .default_value = false,
+            .doc = "The anchor is the region's centre, not its start."})
+      .arg({.name = "fill_value", .type = ArgType::kFloatList, .default_value = std::vector<double>{0.0},
+            .doc = "Value of the erased elements: one, or one per channel."})
+      .arg({.name = "normalized", .type = ArgType::kBool, .default_value = false,
+            .doc = "anchor and shape are relative (0..1) to the extents."})
+      .arg({.name = "normalized_anchor", .type = ArgType::kBool, .default_value = false,
+            .doc = "anchor is relative (0..1) to the extents."})
+      .arg({.name = "normalized_shape", .type = ArgType::kBool, .default_value = false,
+            .doc = "shape is relative (0..1) to the extents."})
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Erase>(s); });
+}
+
+}  // namespace stoker

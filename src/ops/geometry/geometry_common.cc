@@ -1,0 +1,216 @@
+#include "ops/geometry/geometry_common.h"
+
+#include <cmath>
+#include <type_traits>
+
+namespace stoker {
+namespace geometry {
+
+std::string layout_repr(const std::string& layout) {
+  return layout.empty() ? std::string("no layout") : "'" + layout + "'";
+}
+
+std::vector<double> sample_values(const Batch& b, int64_t i) {
+  int64_t n = volume(b.shape(i));
+  std::vector<double> r(n);
+  visit_dtype(b.dtype(), [&](auto t) {
+    using T = decltype(t);
+    const T* p = b.data<T>(i);
+    for (int64_t k = 0; k < n; ++k) r[k] = static_cast<double>(p[k]);
+  });
+  return r;
+}
+
+void add_out_of_bounds_args(OpSchema& s) {
+  s.arg({.name = "out_of_bounds_policy", .type = ArgType::kString,
+         .default_value = std::string("error"),
+         .doc = "What to do when the window reaches outside the input: 'error' raises, 'pad' fills "
+                "the outside with fill_values, 'trim_to_shape' shrinks the window to the input.",
+         .choices = {"error", "pad", "trim_to_shape"}});
+  s.arg({.name = "fill_values", .type = ArgType::kFloatList, .default_value = std::vector<double>{0.0},
+         .doc = "Values of the padded area: one for all channels, or one per channel."});
+}
+
+OutOfBounds out_of_bounds_policy(const OpSpec& spec) {
+  std::string p = spec.get<std::string>("out_of_bounds_policy");
+  if (p == "pad") return OutOfBounds::kPad;
+  if (p == "trim_to_shape") return OutOfBounds::kTrimToShape;
+  return OutOfBounds::kError;
+}
+
+void apply_out_of_bounds(OutOfBounds policy, const Shape& in_shape, std::vector<int64_t>& anchor,
+                         std::vector<int64_t>& shape, const std::string& what) {
+  const size_t nd = in_shape.size();
+  if (policy == OutOfBounds::kPad) return;
+  if (policy == OutOfBounds::kTrimToShape) {
+    for (size_t d = 0; d < nd; ++d) {
+      int64_t lo = std::clamp<int64_t>(anchor[d], 0, in_shape[d]);
+      int64_t hi = std::clamp<int64_t>(anchor[d] + shape[d], lo, in_shape[d]);
+      anchor[d] = lo;
+      shape[d] = hi - lo;
+    }
+    return;
+  }
+  for (size_t d = 0; d < nd; ++d) {
+    if (anchor[d] < 0 || anchor[d] + shape[d] > in_shape[d]) {
+      Shape end(nd);
+      for (size_t k = 0; k < nd; ++k) end[k] = anchor[k] + shape[k];
+      fail(ErrorKind::kInvalidArgument,
+           what + " from " + to_string(Shape(anchor.begin(), anchor.end())) + " to " + to_string(end) +
+               " (exclusive) reaches outside the input of shape " + to_string(in_shape) +
+               ". Keep it inside, or set out_of_bounds_policy='pad' (fill the outside) or "
+               "'trim_to_shape' (shrink the window).");
+    }
+  }
+}
+
+void check_fill_values(const OpSpec& spec, const std::string& arg, const std::vector<double>& fill,
+                       int64_t channels) {
+  if (fill.size() <= 1) return;
+  if (channels < 0)
+    spec.arg_error(arg, "has " + std::to_string(fill.size()) +
+                            " values, but the input's layout has no channel axis 'C' to match them "
+                            "with; give one value.");
+  if (static_cast<int64_t>(fill.size()) < channels)
+    spec.arg_error(arg, "must have one value or one per channel (" + std::to_string(channels) +
+                            "), got " + std::to_string(fill.size()) + ".");
+}
+
+void add_crop_args(OpSchema& s) {
+  s.arg({.name = "crop", .type = ArgType::kFloatList, .optional = true,
+         .doc = "Shape of the crop window: (crop_H, crop_W), or (crop_D, crop_H, crop_W) for volumes. "
+                "Not together with crop_h, crop_w and crop_d.",
+         .tensor = true, .list_min = 2, .list_max = 3});
+  s.arg({.name = "crop_h", .type = ArgType::kFloat, .default_value = 0.0,
+         .doc = "Crop window height in pixels; 0: no crop in this axis. Give with crop_w.",
+         .tensor = true, .min = 0.0});
+  s.arg({.name = "crop_w", .type = ArgType::kFloat, .default_value = 0.0,
+         .doc = "Crop window width in pixels; 0: no crop in this axis. Give with crop_h.",
+         .tensor = true, .min = 0.0});
+  s.arg({.name = "crop_d", .type = ArgType::kFloat, .default_value = 0.0,
+         .doc = "Crop window depth (volumes, or frames of a sequence without a D axis). Give with "
+                "crop_h and crop_w.",
+         .tensor = true, .min = 0.0});
+  const char* pos_doc = "Normalised position (0..1) of the window's start: the start is "
+                        "round(pos * (extent - window extent)).";
+  s.arg({.name = "crop_pos_x", .type = ArgType::kFloat, .default_value = 0.5, .doc = pos_doc,
+         .tensor = true, .min = 0.0, .max = 1.0});
+  s.arg({.name = "crop_pos_y", .type = ArgType::kFloat, .default_value = 0.5, .doc = pos_doc,
+         .tensor = true, .min = 0.0, .max = 1.0});
+  s.arg({.name = "crop_pos_z", .type = ArgType::kFloat, .default_value = 0.5, .doc = pos_doc,
+         .tensor = true, .min = 0.0, .max = 1.0});
+  s.arg({.name = "rounding", .type = ArgType::kString, .default_value = std::string("round"),
+         .doc = "How window extents and starts become whole pixels: 'round' (halves away from "
+                "zero) or 'truncate'.",
+         .choices = {"round", "truncate"}});
+}
+
+namespace {
+
+bool given(const OpSpec& spec, const std::string& name) {
+  return spec.is_tensor_arg(name) || (spec.has(name) && spec.get<double>(name) != 0.0);
+}
+
+}  // namespace
+
+CropWindow::CropWindow(const OpSpec& spec) : spec_(spec) {
+  has_crop_ = spec.has("crop") || spec.is_tensor_arg("crop");
+  bool h = given(spec, "crop_h"), w = given(spec, "crop_w");
+  has_d_ = given(spec, "crop_d");
+  if (h != w)
+    spec.arg_error(h ? "crop_w" : "crop_h", "must be given together with '" +
+                                                std::string(h ? "crop_h" : "crop_w") + "'.");
+  has_hw_ = h;
+  if (has_d_ && !has_hw_) spec.arg_error("crop_d", "must be given together with 'crop_h' and 'crop_w'.");
+  if (has_crop_ && has_hw_)
+    spec.arg_error("crop", "cannot be combined with 'crop_h', 'crop_w' or 'crop_d'; use one or the other.");
+  truncate_ = spec.get<std::string>("rounding") == "truncate";
+}
+
+double unit_arg(const Workspace& ws, const std::string& name, int64_t sample, double fallback) {
+  double v = ws.scalar_arg(name, sample, fallback);
+  if (!(v >= 0.0 && v <= 1.0))
+    ws.spec->arg_error(name, "must be in [0, 1], got " + std::to_string(v) + " for sample " +
+                                 std::to_string(sample) + ".");
+  return v;
+}
+
+void CropWindow::compute(const Workspace& ws, int64_t i, const Shape& shape,
+                         const std::string& layout, std::vector<int64_t>& anchor,
+                         std::vector<int64_t>& window) const {
+  const int nd = static_cast<int>(shape.size());
+  anchor.assign(nd, 0);
+  window.assign(shape.begin(), shape.end());
+  if (!has_crop_ && !has_hw_) return;
+  int h = axis_index(layout, 'H'), w = axis_index(layout, 'W'), d = axis_index(layout, 'D');
+  if (d < 0) d = axis_index(layout, 'F');  // crop_d on a sequence crops frames, as in DALI
+  if (h < 0 || w < 0)
+    fail(ErrorKind::kInvalidArgument, "cropping needs an input layout with H and W axes, got " +
+                                          layout_repr(layout) + ".");
+  double ch = 0, cw = 0, cd = 0;
+  if (has_crop_) {
+    std::vector<double> c = ws.list_arg("crop", i);
+    if (c.size() != 2 && c.size() != 3)
+      spec_.arg_error("crop", "takes 2 values (H, W) or 3 (D, H, W), got " + std::to_string(c.size()) +
+                                  " for sample " + std::to_string(i) + ".");
+    if (c.size() == 3) cd = c[0];
+    ch = c[c.size() - 2];
+    cw = c[c.size() - 1];
+    if (c.size() == 3 && d < 0)
+      spec_.arg_error("crop", "has 3 values (D, H, W), but the input layout " + layout_repr(layout) +
+                                  " has no D (or F) axis.");
+  } else {
+    ch = ws.scalar_arg("crop_h", i, 0);
+    cw = ws.scalar_arg("crop_w", i, 0);
+    if (has_d_) {
+      cd = ws.scalar_arg("crop_d", i, 0);
+      if (d < 0)
+        spec_.arg_error("crop_d", "was given, but the input layout " + layout_repr(layout) +
+                                      " has no D (or F) axis.");
+    }
+  }
+  auto whole = [&](double v) {
+    return static_cast<int64_t>(truncate_ ? std::trunc(v) : std::round(v));
+  };
+  auto place = [&](int axis, double extent, const char* pos_name, const char* extent_name) {
+    if (axis < 0) return;
+    if (!(extent >= 0))
+      spec_.arg_error(extent_name, "must be >= 0, got " + std::to_string(extent) + " for sample " +
+                                       std::to_string(i) + ".");
+    int64_t e = whole(extent);
+    if (e <= 0) return;  // 0: this axis is not cropped
+    double pos = unit_arg(ws, pos_name, i, 0.5);
+    // float32 like DALI, so that ties land on the same pixel
+    float a = static_cast<float>(pos) * static_cast<float>(shape[axis] - e);
+    anchor[axis] = static_cast<int64_t>(truncate_ ? std::floor(a) : std::round(a));
+    window[axis] = e;
+  };
+  place(h, ch, "crop_pos_y", has_crop_ ? "crop" : "crop_h");
+  place(w, cw, "crop_pos_x", has_crop_ ? "crop" : "crop_w");
+  place(d, cd, "crop_pos_z", has_crop_ ? "crop" : "crop_d");
+}
+
+bool slice_converts(DType out, DType in) {
+  return out == in || out == DType::kFloat32 || out == DType::kFloat16 || out == DType::kUInt8 ||
+         out == DType::kInt8;
+}
+
+void run_slice(const Batch& in, Batch& out, int64_t i, const kernels::SliceArgs& args) {
+  visit_dtype(in.dtype(), [&](auto ti) {
+    using In = decltype(ti);
+    visit_dtype(out.dtype(), [&](auto to) {
+      using Out = decltype(to);
+      if constexpr (std::is_same_v<Out, In> || std::is_same_v<Out, float> ||
+                    std::is_same_v<Out, float16> || std::is_same_v<Out, uint8_t> ||
+                    std::is_same_v<Out, int8_t>) {
+        kernels::slice_flip_normalize<Out, In>(out.data<Out>(i), in.data<In>(i), args);
+      } else {
+        STOKER_ASSERT(false, std::string("slice kernel has no ") + dtype_name(in.dtype()) + " -> " +
+                                 dtype_name(out.dtype()) + " conversion");
+      }
+    });
+  });
+}
+
+}  // namespace geometry
+}  // namespace stoker

@@ -1,0 +1,62 @@
+// What the geometry operators share: DALI's crop window (crop, crop_h/w/d, crop_pos_x/y/z,
+// rounding), its out_of_bounds_policy, layout lookups, and the call into the slice kernel.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/geometry/slice.h"
+#include "pipeline/operator.h"
+
+namespace stoker {
+namespace geometry {
+
+// Index of axis `name` ('H', 'W', 'C', ...) in `layout`, or -1.
+inline int axis_index(const std::string& layout, char name) {
+  auto p = layout.find(name);
+  return p == std::string::npos ? -1 : static_cast<int>(p);
+}
+
+// "'HWC'" or "no layout" for messages.
+std::string layout_repr(const std::string& layout);
+
+// One sample of a batch read as numbers, whatever its element type (anchor / shape inputs).
+std::vector<double> sample_values(const Batch& b, int64_t i);
+
+// ---- out_of_bounds_policy and fill_values, as in DALI's slice, crop and crop_mirror_normalize
+enum class OutOfBounds { kError, kPad, kTrimToShape };
+void add_out_of_bounds_args(OpSchema& s);
+OutOfBounds out_of_bounds_policy(const OpSpec& spec);
+// Applies the policy to a window on `in_shape`: kError throws a message naming `what` and the
+// fix, kTrimToShape intersects the window with the input, kPad leaves it.
+void apply_out_of_bounds(OutOfBounds policy, const Shape& in_shape, std::vector<int64_t>& anchor,
+                         std::vector<int64_t>& shape, const std::string& what);
+// Checks that `fill` has one value or one per channel (`channels`, -1 when the layout has none).
+void check_fill_values(const OpSpec& spec, const std::string& arg, const std::vector<double>& fill,
+                       int64_t channels);
+
+// ---- the crop window of crop and crop_mirror_normalize
+void add_crop_args(OpSchema& s);
+
+class CropWindow {
+ public:
+  explicit CropWindow(const OpSpec& spec);  // checks which arguments go together
+  // Anchor and extent per axis of a sample of this shape and layout; axes not cropped keep
+  // anchor 0 and their full extent.
+  void compute(const Workspace& ws, int64_t sample, const Shape& shape, const std::string& layout,
+               std::vector<int64_t>& anchor, std::vector<int64_t>& window) const;
+
+ private:
+  const OpSpec& spec_;
+  bool has_crop_ = false, has_hw_ = false, has_d_ = false, truncate_ = false;
+};
+
+// A per-sample scalar argument that must lie in [0, 1] (crop_pos_x, paste_x, ...).
+double unit_arg(const Workspace& ws, const std::string& name, int64_t sample, double fallback);
+
+// ---- the slice kernel
+// Whether the kernel converts In to Out (same type, or to float, float16, uint8, int8).
+bool slice_converts(DType out, DType in);
+void run_slice(const Batch& in, Batch& out, int64_t sample, const kernels::SliceArgs& args);
+
+}  // namespace geometry
+}  // namespace stoker

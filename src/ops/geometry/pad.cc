@@ -1,0 +1,118 @@
+// pad: extends the chosen axes at their ends with fill_value, to the largest extent in the batch
+// (default), to a given shape, and/or to a multiple of `align`.
+#include "ops/geometry/geometry_common.h"
+
+namespace stoker {
+namespace {
+
+class Pad : public Operator {
+ public:
+  explicit Pad(const OpSpec& spec) : Operator(spec) {
+    if (spec.has("axis_names")) axis_names_ = spec.get<std::string>("axis_names");
+    if (spec.has("axes")) axes_ = spec.get<std::vector<int64_t>>("axes");
+    if (!axis_names_.empty() && !axes_.empty())
+      spec.arg_error("axis_names", "cannot be given together with 'axes'; use one of them.");
+    align_ = spec.get<std::vector<int64_t>>("align");
+    for (int64_t a : align_)
+      if (a <= 0) spec.arg_error("align", "must be positive, got " + to_string(Shape(align_)) + ".");
+  }
+
+  std::vector<OutputDesc> setup(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const std::string& layout = in.layout();
+    const int nd = in.ndim();
+    const int64_t n = static_cast<int64_t>(in.size());
+    std::vector<int> axes = resolve_axes(layout, nd);
+    const size_t naxes = axes.size();
+    if (align_.size() > 1 && align_.size() != naxes)
+      spec_.arg_error("align", "has " + std::to_string(align_.size()) + " values for " +
+                                   std::to_string(naxes) + " padded axes; give one, or one per axis.");
+    std::vector<int64_t> batch_max(naxes, 0);
+    for (int64_t i = 0; i < n; ++i)
+      for (size_t j = 0; j < naxes; ++j) batch_max[j] = std::max(batch_max[j], in.shape(i)[axes[j]]);
+    args_.assign(n, {});
+    OutputDesc desc{in.dtype(), layout, {}};
+    for (int64_t i = 0; i < n; ++i) {
+      kernels::SliceArgs& a = args_[i];
+      a.in_shape = in.shape(i);
+      a.anchor.assign(nd, 0);
+      a.shape = a.in_shape;
+      std::vector<double> target = ws.list_arg("shape", i);
+      if (!target.empty() && target.size() != naxes)
+        spec_.arg_error("shape", "has " + std::to_string(target.size()) + " values for sample " +
+                                     std::to_string(i) + ", but " + std::to_string(naxes) +
+                                     " axes are padded; give one extent (or -1) per padded axis.");
+      for (size_t j = 0; j < naxes; ++j) {
+        int d = axes[j];
+        int64_t t = target.empty() ? -1 : static_cast<int64_t>(target[j]);
+        int64_t ext = t < 0 ? batch_max[j] : std::max(t, a.in_shape[d]);
+        if (!align_.empty()) {
+          int64_t al = align_[align_.size() == 1 ? 0 : j];
+          ext = (ext + al - 1) / al * al;
+        }
+        a.shape[d] = ext;
+      }
+      a.fill = {ws.scalar_arg("fill_value", i, 0.0)};
+      desc.shapes.push_back(kernels::slice_output_shape(a));
+    }
+    return {desc};
+  }
+
+  void run_sample(Workspace& ws, int64_t i, int) override {
+    geometry::run_slice(ws.input(0), ws.output(0), i, args_[i]);
+  }
+
+ private:
+  std::vector<int> resolve_axes(const std::string& layout, int nd) const {
+    std::vector<int> axes;
+    if (!axis_names_.empty()) {
+      for (char c : axis_names_) {
+        int d = geometry::axis_index(layout, c);
+        if (d < 0)
+          spec_.arg_error("axis_names", "names axis '" + std::string(1, c) + "', which the input layout " +
+                                            geometry::layout_repr(layout) + " does not have.");
+        axes.push_back(d);
+      }
+    } else if (!axes_.empty()) {
+      for (int64_t x : axes_) {
+        if (x < -nd || x >= nd)
+          spec_.arg_error("axes", "has axis " + std::to_string(x) + ", out of range for " +
+                                      std::to_string(nd) + "-dimensional input.");
+        axes.push_back(static_cast<int>(x < 0 ? x + nd : x));
+      }
+    } else {
+      for (int d = 0; d < nd; ++d) axes.push_back(d);
+    }
+    return axes;
+  }
+
+  std::string axis_names_;
+  std::vector<int64_t> axes_, align_;
+  std::vector<kernels::SliceArgs> args_;
+};
+
+}  // namespace
+
+STOKER_REGISTER_OP_NAMED(pad, "pad") {
+  schema
+      .doc("Pads the chosen axes at their ends with fill_value: to the largest extent in the batch, "
+           "to `shape` (never smaller than the sample), and/or up to a multiple of `align`.")
+      .inputs(1, 1, {"input"})
+      .outputs(1)
+      .legacy_name("Pad")
+      .arg({.name = "axes", .type = ArgType::kIntList, .optional = true,
+            .doc = "Indices of the padded axes; default: all (unless axis_names is given)."})
+      .arg({.name = "axis_names", .type = ArgType::kString, .optional = true,
+            .doc = "Layout letters of the padded axes, e.g. 'HW'."})
+      .arg({.name = "align", .type = ArgType::kIntList, .default_value = std::vector<int64_t>{},
+            .doc = "Pad each padded axis up to a multiple of this (one value, or one per axis)."})
+      .arg({.name = "fill_value", .type = ArgType::kFloat, .default_value = 0.0,
+            .doc = "The value of the padding.", .tensor = true})
+      .arg({.name = "shape", .type = ArgType::kIntList, .default_value = std::vector<int64_t>{},
+            .doc = "Extent per padded axis; -1 pads to the batch's largest extent; an extent "
+                   "smaller than the sample's keeps the sample's (alignment still applies).",
+            .tensor = true})
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Pad>(s); });
+}
+
+}  // namespace stoker
