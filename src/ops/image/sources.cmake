@@ -1,7 +1,11 @@
 # Files of src/ops/image, listed one by one.
 list(APPEND STOKER_SOURCES
   src/ops/image/decoder.cc
+  src/ops/image/decoder_crop.cc
+  src/ops/image/random_crop_attr.cc
+  src/ops/image/random_resized_crop.cc
   src/ops/image/resize.cc
   src/ops/image/resize_attr.cc)
 list(APPEND STOKER_TEST_SOURCES
+  tests/cpp/ops/random_crop_attr_test.cc
   tests/cpp/ops/resize_attr_test.cc)
