@@ -171,3 +171,41 @@ def test_reader_skip_policy_fills_the_batch_with_the_next_files(tmp_path, jpeg_f
     assert p.error_stats()[op]["skipped"] == 1
     err = capfd.readouterr().err
     assert err.count("stoker: skipped") == 1 and "gone.jpg" in err
+
+
+@pytest.mark.parametrize("where", ["header", "scan"])
+def test_decoder_skip_and_replace(tmp_path, jpeg_files, where):
+    data = open(jpeg_files[0][0], "rb").read()
+    bad = tmp_path / f"bad_{where}.jpg"
+    # A broken header fails at setup (peek); a truncated scan fails while decoding.
+    bad.write_bytes(b"\xff\xd8\xff\xe0junk" if where == "header" else data[: len(data) // 2])
+    good = [p for p, _ in jpeg_files[1:5]]
+    files = [good[0], str(bad)] + good[1:]
+
+    @pipeline_def(batch_size=2, num_threads=2, device_id=None, seed=1)
+    def skipping():
+        jpegs, _ = fn.readers.file(files=files)
+        return fn.decoders.image(jpegs, on_error="skip")
+
+    p = skipping()
+    seen = []
+    for _ in range(2):
+        (img,) = p.run()
+        seen += [img.source_info(i) for i in range(len(img))]
+    assert seen == good  # the bad file's place is taken by the next one
+    (st,) = p.error_stats().values()
+    assert st["skipped"] == 1 and st["samples"] == [str(bad)]
+
+    @pipeline_def(batch_size=2, num_threads=2, device_id=None, seed=1)
+    def replacing():
+        jpegs, _ = fn.readers.file(files=files)
+        return fn.decoders.image(jpegs, on_error="replace", fallback_shape=(4, 5), fallback_value=7)
+
+    p = replacing()
+    (img,) = p.run()
+    assert img.source_info(1) == str(bad)
+    if where == "header":
+        assert img[1].shape == (4, 5, 3)
+    assert (img[1] == 7).all()
+    (st,) = p.error_stats().values()
+    assert st["replaced"] == 1

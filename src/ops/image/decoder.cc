@@ -1,79 +1,190 @@
-// decoders.image: encoded images (JPEG, PNG) to HWC pixels on the CPU.
-#include "codecs/image_codec.h"
+// decoders.image: encoded images (JPEG, PNG) to HWC pixels on the CPU; and the base that the
+// cropping decoders (decoder_crop.cc) share with it.
+#include "ops/image/decoder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 #include "ops/image/image_types.h"
-#include "pipeline/operator.h"
+#include "ops/image/resample_args.h"
 
 namespace stoker {
 namespace {
 
-class ImageDecoder : public Operator {
- public:
-  explicit ImageDecoder(const OpSpec& spec) : Operator(spec) {
-    auto t = static_cast<ImageType>(spec.get<int64_t>("output_type"));
-    switch (t) {
-      case ImageType::kRGB: params_.color = codecs::ColorOut::kRGB; break;
-      case ImageType::kBGR: params_.color = codecs::ColorOut::kBGR; break;
-      case ImageType::kGray: params_.color = codecs::ColorOut::kGray; break;
-      case ImageType::kAnyData: params_.color = codecs::ColorOut::kAny; break;
-      default:
-        spec.arg_error("output_type", std::string("must be RGB, BGR, GRAY or ANY_DATA, got ") +
-                                          image_type_name(t) + ".");
-    }
-    dtype_ = static_cast<DType>(spec.get<int64_t>("dtype"));
-    if (dtype_ != DType::kUInt8 && dtype_ != DType::kUInt16)
-      spec.arg_error("dtype", std::string("must be UINT8 or UINT16, got ") + dtype_name(dtype_) + ".");
-    params_.apply_orientation = spec.get<bool>("adjust_orientation");
-    params_.limits.max_pixels = spec.get<int64_t>("max_pixels");
-  }
+std::string describe_source(const Batch& b, size_t i) {
+  return b[i].source.empty() ? "" : " ('" + b[i].source + "')";
+}
 
-  bool setup_reads_input_data() const override { return true; }
-
-  std::vector<OutputDesc> setup(Workspace& ws) override {
-    const Batch& in = ws.input(0);
-    if (in.dtype() != DType::kUInt8)
-      spec_.arg_error("input", std::string("must be encoded bytes (uint8), got ") + dtype_name(in.dtype()) + ".");
-    infos_.resize(in.size());
-    OutputDesc d{dtype_, "HWC", {}};
-    for (size_t i = 0; i < in.size(); ++i) {
-      try {
-        infos_[i] = codecs::peek(in.data<uint8_t>(i), in.sample_bytes(i), params_.limits);
-        d.shapes.push_back(codecs::output_shape(infos_[i], params_));
-      } catch (const Error& e) {
-        throw e.with_context("sample " + std::to_string(i) + describe_source(in, i));
-      }
-    }
-    return {d};
-  }
-
-  void run_sample(Workspace& ws, int64_t i, int) override {
-    const Batch& in = ws.input(0);
-    Batch& out = ws.output(0);
-    const Shape& s = out.shape(i);
-    if (dtype_ == DType::kUInt8)
-      codecs::decode(in.data<uint8_t>(i), in.sample_bytes(i), infos_[i], params_,
-                     ImageView<uint8_t>(out.data<uint8_t>(i), s[0], s[1], s[2]));
-    else
-      codecs::decode(in.data<uint8_t>(i), in.sample_bytes(i), infos_[i], params_,
-                     ImageView<uint16_t>(out.data<uint16_t>(i), s[0], s[1], s[2]));
-  }
-
- private:
-  static std::string describe_source(const Batch& b, size_t i) {
-    return b[i].source.empty() ? "" : " ('" + b[i].source + "')";
-  }
-
-  codecs::DecodeParams params_;
-  DType dtype_;
-  std::vector<codecs::ImageInfo> infos_;
-};
+// Whether the EXIF orientation reverses the output's rows (y) or columns (x) relative to the
+// stored image: what decides on which side a DCT-scaled axis has its partial last pixel.
+bool flips_y(int orientation) { return orientation == 3 || orientation == 4 || orientation == 7 || orientation == 8; }
+bool flips_x(int orientation) { return orientation == 2 || orientation == 3 || orientation == 6 || orientation == 7; }
 
 }  // namespace
 
-STOKER_REGISTER_OP_NAMED(decoders_image, "decoders.image") {
-  schema.doc("Decodes JPEG and PNG images to HWC pixels (libjpeg-turbo, libpng). EXIF orientation "
-             "is applied unless adjust_orientation=False.")
-      .inputs(1, 1, {"encoded"}).outputs(1)
-      .legacy_name("ImageDecoder").legacy_name("decoders.Image")
+int dct_scale_for(int64_t h, int64_t w, int64_t out_h, int64_t out_w) {
+  for (int d : {8, 4, 2})
+    if (h >= out_h * d && w >= out_w * d) return d;
+  return 1;
+}
+
+ImageDecoderBase::ImageDecoderBase(const OpSpec& spec) : Operator(spec) {
+  auto t = static_cast<ImageType>(spec.get<int64_t>("output_type"));
+  switch (t) {
+    case ImageType::kRGB: base_.color = codecs::ColorOut::kRGB; break;
+    case ImageType::kBGR: base_.color = codecs::ColorOut::kBGR; break;
+    case ImageType::kGray: base_.color = codecs::ColorOut::kGray; break;
+    case ImageType::kAnyData: base_.color = codecs::ColorOut::kAny; break;
+    default:
+      spec.arg_error("output_type", std::string("must be RGB, BGR, GRAY or ANY_DATA, got ") +
+                                        image_type_name(t) + ".");
+  }
+  dtype_ = static_cast<DType>(spec.get<int64_t>("dtype"));
+  if (dtype_ != DType::kUInt8 && dtype_ != DType::kUInt16)
+    spec.arg_error("dtype", std::string("must be UINT8 or UINT16, got ") + dtype_name(dtype_) + ".");
+  base_.apply_orientation = spec.get<bool>("adjust_orientation");
+  base_.limits.max_pixels = spec.get<int64_t>("max_pixels");
+  fallback_shape_ = spec.get<std::vector<int64_t>>("fallback_shape");
+  fallback_value_ = spec.get<int64_t>("fallback_value");
+}
+
+void ImageDecoderBase::fill_fallback(Workspace& ws, int64_t i) const {
+  Batch& out = ws.output(0);
+  int64_t n = volume(out.shape(i));
+  if (dtype_ == DType::kUInt8) {
+    std::fill_n(out.data<uint8_t>(i), n, static_cast<uint8_t>(fallback_value_));
+  } else {
+    std::fill_n(out.data<uint16_t>(i), n, static_cast<uint16_t>(fallback_value_));
+  }
+}
+
+CropWindow2D ImageDecoderBase::window(Workspace&, int64_t, int64_t height, int64_t width) {
+  return CropWindow2D{0, 0, height, width};
+}
+
+ImageDecoderBase::SamplePlan ImageDecoderBase::plan_sample(Workspace& ws, int64_t i,
+                                                           const uint8_t* data, size_t size) {
+  SamplePlan p;
+  p.info = codecs::peek(data, size, base_.limits);
+  p.params = base_;
+  const Shape full = codecs::output_shape(p.info, base_);  // oriented, full size
+  const int64_t H = full[0], W = full[1];
+  const CropWindow2D win = window(ws, i, H, W);
+  if (win.h <= 0 || win.w <= 0 || win.y < 0 || win.x < 0 || win.y + win.h > H || win.x + win.w > W)
+    fail(ErrorKind::kInvalidArgument,
+         "the window of rows [" + std::to_string(win.y) + ", " + std::to_string(win.y + win.h) +
+             ") and columns [" + std::to_string(win.x) + ", " + std::to_string(win.x + win.w) +
+             ") is empty or reaches outside the " + std::to_string(H) + "x" + std::to_string(W) +
+             " (HxW) image; keep the window inside the image");
+  if (!resize_) {
+    if (win.y != 0 || win.x != 0 || win.h != H || win.w != W)
+      p.params.roi = codecs::Roi{win.y, win.x, win.y + win.h, win.x + win.w};
+    return p;
+  }
+  // Fused resize: decode (maybe DCT-scaled) the window plus what the filter reaches around it,
+  // then resample the window's exact (fractional, when scaled) extent.
+  const int d = resize_->dct_downscale && p.info.format == codecs::ImageFormat::kJpeg
+                    ? dct_scale_for(win.h, win.w, resize_->height, resize_->width) : 1;
+  p.params.scale_denom = d;
+  const Shape scaled = codecs::output_shape(p.info, p.params);
+  const int64_t Hs = scaled[0], Ws = scaled[1];
+  const int orientation =
+      base_.apply_orientation && p.info.orientation >= 1 && p.info.orientation <= 8 ? p.info.orientation : 1;
+  // A scaled axis covers ceil(extent / d) pixels; when the orientation reverses the axis, the
+  // partial pixel comes first and shifts every position by the difference.
+  const double off_y = flips_y(orientation) ? Hs - static_cast<double>(H) / d : 0.0;
+  const double off_x = flips_x(orientation) ? Ws - static_cast<double>(W) / d : 0.0;
+  const double fy0 = static_cast<double>(win.y) / d + off_y, fy1 = static_cast<double>(win.y + win.h) / d + off_y;
+  const double fx0 = static_cast<double>(win.x) / d + off_x, fx1 = static_cast<double>(win.x + win.w) / d + off_x;
+  const double ry = resample_reach(resize_->params, (fy1 - fy0) / resize_->height);
+  const double rx = resample_reach(resize_->params, (fx1 - fx0) / resize_->width);
+  const int64_t y0 = std::max<int64_t>(0, static_cast<int64_t>(std::floor(fy0 - ry)));
+  const int64_t y1 = std::min<int64_t>(Hs, static_cast<int64_t>(std::ceil(fy1 + ry)));
+  const int64_t x0 = std::max<int64_t>(0, static_cast<int64_t>(std::floor(fx0 - rx)));
+  const int64_t x1 = std::min<int64_t>(Ws, static_cast<int64_t>(std::ceil(fx1 + rx)));
+  p.params.roi = codecs::Roi{y0, x0, y1, x1};
+  p.region = codecs::output_shape(p.info, p.params);
+  p.src = kernels::ResampleRoi{fy0 - y0, fx0 - x0, fy1 - y0, fx1 - x0};
+  return p;
+}
+
+std::vector<OutputDesc> ImageDecoderBase::setup(Workspace& ws) {
+  const Batch& in = ws.input(0);
+  if (in.dtype() != DType::kUInt8)
+    spec_.arg_error("input", std::string("must be encoded bytes (uint8), got ") + dtype_name(in.dtype()) + ".");
+  plans_.resize(in.size());
+  OutputDesc d{dtype_, "HWC", {}};
+  for (size_t i = 0; i < in.size(); ++i) {
+    try {
+      plans_[i] = plan_sample(ws, static_cast<int64_t>(i), in.data<uint8_t>(i), in.sample_bytes(i));
+      const SamplePlan& p = plans_[i];
+      if (p.src)
+        d.shapes.push_back({resize_->height, resize_->width, p.region[2]});
+      else
+        d.shapes.push_back(codecs::output_shape(p.info, p.params));
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kInternal || !ws.report_bad_sample(i, in[i].source, e.what()))
+        throw e.with_context("sample " + std::to_string(i) + describe_source(in, i));
+      // Skipped samples never run (the iteration restarts); replaced ones get the fallback.
+      plans_[i] = SamplePlan{};
+      plans_[i].failed = true;
+      int64_t c = base_.color == codecs::ColorOut::kGray ? 1 : 3;
+      if (resize_) d.shapes.push_back({resize_->height, resize_->width, c});
+      else d.shapes.push_back({fallback_shape_[0], fallback_shape_[1], c});
+    }
+  }
+  return {d};
+}
+
+void ImageDecoderBase::run_sample(Workspace& ws, int64_t i, int) {
+  const Batch& in = ws.input(0);
+  Batch& out = ws.output(0);
+  const SamplePlan& p = plans_[i];
+  if (p.failed) return fill_fallback(ws, i);
+  if (on_error() == OnError::kReplace) {
+    // Decode errors met now (a truncated scan) are replaced too; the executor handles 'skip'.
+    try {
+      decode_sample(ws, i);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kInternal || !ws.report_bad_sample(i, in[i].source, e.what())) throw;
+      fill_fallback(ws, i);
+    }
+    return;
+  }
+  decode_sample(ws, i);
+}
+
+void ImageDecoderBase::decode_sample(Workspace& ws, int64_t i) {
+  const Batch& in = ws.input(0);
+  Batch& out = ws.output(0);
+  const SamplePlan& p = plans_[i];
+  const Shape& s = out.shape(i);
+  const uint8_t* data = in.data<uint8_t>(i);
+  const size_t size = in.sample_bytes(i);
+  auto run = [&](auto type_tag) {
+    using T = decltype(type_tag);
+    ImageView<T> dst(out.data<T>(i), s[0], s[1], s[2]);
+    if (!p.src) {
+      codecs::decode(data, size, p.info, p.params, dst);
+      return;
+    }
+    // Per thread, grown to the largest region seen: the decoded window before resampling.
+    thread_local std::vector<T> region;
+    const size_t n = static_cast<size_t>(volume(p.region));
+    if (region.size() < n) region.resize(n);
+    ImageView<T> r(region.data(), p.region[0], p.region[1], p.region[2]);
+    codecs::decode(data, size, p.info, p.params, r);
+    kernels::ResampleParams rp = resize_->params;
+    rp.roi = *p.src;
+    kernels::resample(dst, ImageView<const T>(r.data, r.height, r.width, r.channels), rp);
+  };
+  if (dtype_ == DType::kUInt8) run(uint8_t{});
+  else run(uint16_t{});
+}
+
+void ImageDecoderBase::add_args(OpSchema& schema) {
+  schema
       .arg({.name = "output_type", .type = ArgType::kImageType, .default_value = int64_t{0},
             .doc = "Color space of the output: RGB, BGR, GRAY or ANY_DATA (the file's own channels)."})
       .arg({.name = "dtype", .type = ArgType::kDType, .default_value = int64_t{0},
@@ -83,7 +194,22 @@ STOKER_REGISTER_OP_NAMED(decoders_image, "decoders.image") {
       .arg({.name = "max_pixels", .type = ArgType::kInt, .default_value = int64_t{128000000},
             .doc = "stoker: refuse images with more pixels than this (checked from the header, "
                    "before any allocation).", .min = 1})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ImageDecoder>(s); });
+      .arg({.name = "fallback_shape", .type = ArgType::kIntList,
+            .default_value = std::vector<int64_t>{1, 1},
+            .doc = "stoker: (H, W) of the image that replaces a bad one under on_error='replace'.",
+            .min = 1, .list_min = 2, .list_max = 2})
+      .arg({.name = "fallback_value", .type = ArgType::kInt, .default_value = int64_t{0},
+            .doc = "stoker: the pixel value of that replacement image.", .min = 0, .max = 65535});
+  add_on_error_arg(schema, /*can_replace=*/true);
+}
+
+STOKER_REGISTER_OP_NAMED(decoders_image, "decoders.image") {
+  schema.doc("Decodes JPEG and PNG images to HWC pixels (libjpeg-turbo, libpng). EXIF orientation "
+             "is applied unless adjust_orientation=False.")
+      .inputs(1, 1, {"encoded"}).outputs(1)
+      .legacy_name("ImageDecoder").legacy_name("decoders.Image");
+  ImageDecoderBase::add_args(schema);
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ImageDecoderBase>(s); });
 }
 
 }  // namespace stoker

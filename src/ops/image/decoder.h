@@ -1,0 +1,71 @@
+// The decoders.image family (image, image_crop, image_slice, image_random_crop): one base that
+// reads headers at setup, asks the derived decoder for a window, and decodes only that window
+// (the codec's roi), optionally resampled to a fixed size in the same pass.
+//
+// Windows are in the coordinates of the output image: after EXIF orientation (when applied),
+// at full size. So decoders.image_crop(crop=c) equals decoders.image followed by crop(crop=c)
+// up to the JPEG decoder's own rounding.
+//
+// The fused resize (a stoker extension of decoders.image_random_crop) may decode at 1/2, 1/4 or
+// 1/8 of the size with libjpeg's DCT scaling, as long as the window then still has at least as
+// many pixels as the output on both axes; the resampling then starts from fewer pixels.
+#pragma once
+#include <optional>
+#include <vector>
+
+#include "codecs/image_codec.h"
+#include "kernels/cpu/imgproc/resample.h"
+#include "ops/image/random_crop_attr.h"
+#include "pipeline/operator.h"
+
+namespace stoker {
+
+class ImageDecoderBase : public Operator {
+ public:
+  explicit ImageDecoderBase(const OpSpec& spec);
+
+  bool setup_reads_input_data() const override { return true; }
+  std::vector<OutputDesc> setup(Workspace& ws) override;
+  void run_sample(Workspace& ws, int64_t sample, int thread) override;
+
+  // The arguments of every image decoder: output_type, dtype, adjust_orientation, max_pixels.
+  static void add_args(OpSchema& schema);
+
+ protected:
+  // The part of `sample` to output, in pixels of the oriented full-size image of `height` x
+  // `width`; it must lie inside. Runs at setup, once per sample and iteration.
+  virtual CropWindow2D window(Workspace& ws, int64_t sample, int64_t height, int64_t width);
+
+  // Set by a derived decoder (in its constructor) to resample each window to a fixed size.
+  struct FusedResize {
+    int64_t height = 0, width = 0;
+    kernels::ResampleParams params;
+    bool dct_downscale = true;  // JPEG only: decode at 1/2, 1/4, 1/8 when the window allows
+  };
+  std::optional<FusedResize> resize_;
+
+ private:
+  struct SamplePlan {
+    codecs::ImageInfo info;
+    codecs::DecodeParams params;              // roi and scale of the decode
+    std::optional<kernels::ResampleRoi> src;  // fused resize: the window in the decoded region
+    Shape region;                             // fused resize: the decoded region (H, W, C)
+    bool failed = false;                      // on_error: the header was bad; output the fallback
+  };
+  // on_error='replace': fills sample i with fallback_value.
+  void fill_fallback(Workspace& ws, int64_t i) const;
+  SamplePlan plan_sample(Workspace& ws, int64_t i, const uint8_t* data, size_t size);
+  void decode_sample(Workspace& ws, int64_t i);
+
+  codecs::DecodeParams base_;
+  DType dtype_;
+  std::vector<int64_t> fallback_shape_;  // H, W of the replacement image
+  int64_t fallback_value_ = 0;
+  std::vector<SamplePlan> plans_;
+};
+
+// The largest DCT scale denominator (1, 2, 4 or 8) at which a window of h x w stored pixels
+// still has at least out_h x out_w pixels.
+int dct_scale_for(int64_t h, int64_t w, int64_t out_h, int64_t out_w);
+
+}  // namespace stoker
