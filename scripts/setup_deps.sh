@@ -24,3 +24,16 @@ if [ ${#_need_pip[@]} -gt 0 ]; then
   python3 -m pip install -q "${_need_pip[@]}"
 fi
 unset _need_apt _need_pip _m _sudo
+# The tests also need the frameworks the plugins serve (CPU builds are enough; torch 2.14.1
+# matches the torchvision the benchmarks use). Only scripts/test.sh asks for them.
+if [ "${STOKER_TEST_DEPS:-0}" = 1 ]; then
+  _need_pip=()
+  python3 -c "import torch" 2>/dev/null || _need_pip+=("torch==2.14.1")
+  python3 -c "import jax" 2>/dev/null || _need_pip+=("jax==0.10.2" "jaxlib==0.10.2")
+  python3 -c "import tensorflow" 2>/dev/null || _need_pip+=("tensorflow-cpu==2.21.0")
+  if [ ${#_need_pip[@]} -gt 0 ]; then
+    echo "Installing test frameworks: ${_need_pip[*]}"
+    python3 -m pip install -q "${_need_pip[@]}" || echo "warning: could not install ${_need_pip[*]}; their tests will skip"
+  fi
+  unset _need_pip
+fi

@@ -16,20 +16,25 @@ def _demo(args):
 
     threads = args.threads or os.cpu_count() or 1
 
+    mean = [0.485 * 255, 0.456 * 255, 0.406 * 255]
+    std = [0.229 * 255, 0.224 * 255, 0.225 * 255]
+
     @pipeline_def(batch_size=args.batch_size, num_threads=threads, device_id=None, seed=args.seed)
     def train_pipe(root):
         jpegs, labels = fn.readers.file(file_root=root, random_shuffle=True, name="Reader")
-        images = fn.decoders.image(jpegs, output_type=types.RGB)
-        images = fn.resize(images, resize_x=args.size, resize_y=args.size)
-        # Scale to [0, 1] floats: what a model takes.
-        images = fn.cast(images, dtype=types.FLOAT) * (1.0 / 255.0)
+        # Decode only a random window of each image and resize it in the same pass.
+        images = fn.decoders.image_random_crop(jpegs, output_type=types.RGB,
+                                               size=(args.size, args.size))
+        # Random horizontal flip and ImageNet normalisation, to float16 CHW: what a model takes.
+        images = fn.crop_mirror_normalize(images, dtype=types.FLOAT16, output_layout="CHW",
+                                          mean=mean, std=std, mirror=fn.random.coin_flip())
         return images, labels
 
     pipe = train_pipe(args.data)
     pipe.build()
     epoch = pipe.epoch_size("Reader")
     print(f"stoker demo: {epoch} images in {args.data}, batch {args.batch_size}, "
-          f"{threads} threads, images resized to {args.size}x{args.size}")
+          f"{threads} threads: random crop to {args.size}x{args.size}, flip, normalise")
     first, _ = pipe.run()  # warm-up; also the batch we draw
     t0 = time.perf_counter()
     c0 = time.process_time()
@@ -41,7 +46,8 @@ def _demo(args):
     cpu = time.process_time() - c0
     print(f"{n / dt:.1f} images/s ({n} images in {dt:.2f} s, "
           f"{cpu / n * 1000:.2f} ms of CPU time per image)")
-    grid = _grid(first.as_array())
+    batch = first.as_array().astype(np.float32).transpose(0, 2, 3, 1)  # back to NHWC
+    grid = _grid((batch * np.float32(std) + np.float32(mean)) / 255.0)
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "first_batch.png")
     _write_png(grid, path)
