@@ -4,7 +4,7 @@ later versions, the GPU), with NVIDIA DALI's Python API.
     from stoker import pipeline_def, fn, types
 """
 from . import _C
-from ._C import DecodeError, InternalError, TensorListCPU
+from ._C import DecodeError, InternalError, TensorListCPU, TensorListGPU
 from . import types
 from .pipeline import DataNode, Pipeline, pipeline_def
 from . import fn
@@ -12,4 +12,4 @@ from . import ops
 
 __version__ = "0.1.0"
 __all__ = ["Pipeline", "pipeline_def", "fn", "ops", "types", "DataNode", "DecodeError",
-           "InternalError", "TensorListCPU", "__version__"]
+           "InternalError", "TensorListCPU", "TensorListGPU", "__version__"]

@@ -113,6 +113,8 @@ def build_namespace(module_name, factory):
     """A module tree ('fn', 'fn.readers', ...) with one entry per schema."""
     root = {}
     for op_name in SCHEMAS:
+        if op_name.startswith("_"):  # internal operators (what DataNode.gpu() inserts)
+            continue
         parts = op_name.split(".")
         node = root
         for p in parts[:-1]:

@@ -39,6 +39,8 @@ def _install():
     this = sys.modules[__name__]
     names = []
     for op_name, schema in SCHEMAS.items():
+        if op_name.startswith("_"):
+            continue
         parts = op_name.split(".")
         target = this
         prefix = __name__

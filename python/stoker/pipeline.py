@@ -70,9 +70,11 @@ class DataNode:
         return f"DataNode({self.op.schema}, output {self.output}, device='{self.device}')"
 
     def gpu(self):
-        raise NotImplementedError(
-            "DataNode.gpu(): this build of stoker has no GPU stage yet; run the pipeline on the "
-            "CPU (device_id=None) or keep the data on the CPU.")
+        """This batch on the pipeline's GPU (copied in the mixed stage, asynchronously)."""
+        if self.device == "gpu":
+            return self
+        from ._schema import record_op
+        return record_op("_to_gpu", [self], {}, default_device="mixed")
 
     def cpu(self):
         return self

@@ -2,6 +2,7 @@
 // shape and source (file path or record). Samples are contiguous in one buffer when the batch
 // was allocated at once; otherwise each sample points into its own buffer.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,7 @@ class Batch {
   const std::string& layout() const { return layout_; }
   void set_layout(std::string l) { layout_ = std::move(l); }
   void set_dtype(DType t) { dtype_ = t; }
+  void set_memory(MemoryKind m, int device) { memory_ = m; device_ = device; }
   MemoryKind memory() const { return memory_; }
   int device() const { return device_; }
   int ndim() const { return samples_.empty() ? static_cast<int>(layout_.size()) : static_cast<int>(samples_[0].shape.size()); }
@@ -51,6 +53,17 @@ class Batch {
   size_t sample_bytes(size_t i) const { return volume(samples_[i].shape) * dtype_size(dtype_); }
   size_t total_bytes() const;
 
+  // Device batches: the CUDA event (an opaque cudaEvent_t, kept alive by its owner) after which
+  // the data is ready. A consumer's stream waits on it; nobody waits on the host.
+  void set_ready_event(std::shared_ptr<void> owner, void* event) {
+    ready_owner_ = std::move(owner);
+    ready_event_ = event;
+  }
+  void* ready_event() const { return ready_event_; }
+  // Device batches: called with a consumer's stream when the memory is handed to a framework,
+  // so that the memory is not reused before that stream's work on it is done.
+  std::function<void(const void* ptr, void* stream)> on_export;
+
   // True when all samples have the same shape and lie back to back in memory.
   bool is_uniform() const;
   bool is_contiguous() const;
@@ -61,6 +74,8 @@ class Batch {
   MemoryKind memory_ = MemoryKind::kHost;
   int device_ = -1;
   std::vector<Sample> samples_;
+  std::shared_ptr<void> ready_owner_;
+  void* ready_event_ = nullptr;
 };
 
 }  // namespace stoker

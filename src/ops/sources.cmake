@@ -1,7 +1,9 @@
 # Files of src/ops, listed one by one. (STOKER_CUDA_SOURCES: only built with CUDA.)
 list(APPEND STOKER_SOURCES
   src/ops/generic/cast.cc
+  src/ops/generic/to_gpu.cc
   src/ops/io/file_reader.cc
   src/ops/math/arithmetic.cc
   src/ops/random/random_ops.cc)
 include(src/ops/image/sources.cmake)
+include(src/ops/io/sources.cmake)

@@ -21,6 +21,20 @@ Executor::Executor(ExecutorParams params, std::vector<GraphOp> graph, std::vecto
   }
   host_pool_ = std::make_shared<MemoryPool>(host_resource(), "host");
   thread_pool_ = std::make_unique<ThreadPool>(params_.num_threads);
+  bool has_gpu_stage = false;
+  for (const GraphOp& g : graph_) has_gpu_stage |= g.spec.backend != Backend::kCPU;
+  if (has_gpu_stage) {
+    if (params_.device_id < 0) {
+      const GraphOp* first = nullptr;
+      for (const GraphOp& g : graph_)
+        if (!first && g.spec.backend != Backend::kCPU) first = &g;
+      fail(ErrorKind::kInvalidArgument,
+           first->spec.display_name() + " runs on '" + backend_name(first->spec.backend) +
+               "', but the pipeline has device_id=None (CPU only). Give the pipeline a GPU "
+               "(device_id=0) or run the operator with device='cpu'.");
+    }
+    gpu_ = make_gpu_context(params_.device_id);
+  }
   ops_.reserve(graph_.size());
   for (GraphOp& g : graph_) {
     g.spec.batch_size = params_.batch_size;
@@ -37,6 +51,7 @@ Executor::~Executor() {
   if (producer_.joinable()) producer_.join();
   queue_.clear();
   ops_.clear();
+  gpu_.reset();
 }
 
 namespace {
@@ -188,6 +203,7 @@ std::vector<Batch> Executor::run_attempt(int64_t iteration, IterationErrors& err
     w.spec = &op.spec();
     w.errors = &errors;
     w.on_error = op.on_error();
+    w.gpu = gpu_.get();
     bool needs_flush = !op.sample_wise();
     for (const NodeRef& r : g.inputs) {
       w.inputs.push_back(&ws[r.op].outputs[r.output]);
@@ -231,6 +247,13 @@ std::vector<Batch> Executor::run_attempt(int64_t iteration, IterationErrors& err
   flush();
   std::vector<Batch> outputs;
   for (const NodeRef& r : outputs_) outputs.push_back(ws[r.op].outputs[r.output]);
+  if (gpu_) {
+    // Device outputs are ready after everything queued on the stream in this iteration;
+    // consumers wait on this event with their own stream (no host synchronisation).
+    auto [owner, event] = gpu_->record_event();
+    for (Batch& b : outputs)
+      if (b.memory() == MemoryKind::kDevice) b.set_ready_event(owner, event);
+  }
   return outputs;
 }
 

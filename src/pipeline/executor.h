@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "pipeline/gpu_context.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -71,6 +72,7 @@ class Executor {
 
   MemoryStats host_memory_stats() const { return host_pool_->stats(); }
   MemoryPool& host_pool() { return *host_pool_; }
+  GpuContext* gpu() { return gpu_.get(); }
   const ExecutorParams& params() const { return params_; }
   int64_t iterations_produced() const;
 
@@ -91,6 +93,7 @@ class Executor {
   std::vector<std::unique_ptr<Operator>> ops_;
   std::shared_ptr<MemoryPool> host_pool_;
   std::unique_ptr<ThreadPool> thread_pool_;
+  std::unique_ptr<GpuContext> gpu_;  // only for pipelines with mixed or gpu operators
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -18,6 +18,8 @@
 
 namespace stoker {
 
+class GpuContext;
+
 // An operator instance as the user defined it.
 class OpSpec {
  public:
@@ -104,6 +106,7 @@ class Workspace {
   const OpSpec* spec = nullptr;
   IterationErrors* errors = nullptr;
   OnError on_error = OnError::kRaise;
+  GpuContext* gpu = nullptr;  // the pipeline's GPU stream and pools (GPU pipelines only)
 
   // An operator that meets a bad sample calls this: with on_error skip or replace it records the
   // sample and returns true (the operator then makes a placeholder or its fallback); with raise

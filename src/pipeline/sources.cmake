@@ -3,3 +3,6 @@ list(APPEND STOKER_SOURCES
   src/pipeline/executor.cc
   src/pipeline/operator.cc
   src/pipeline/schema.cc)
+# GPU stages: the CUDA implementation, or the one that says the build has no CUDA.
+list(APPEND STOKER_CUDA_SOURCES src/pipeline/gpu_context_cuda.cc)
+list(APPEND STOKER_NOCUDA_SOURCES src/pipeline/gpu_context_none.cc)

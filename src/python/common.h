@@ -15,6 +15,7 @@ ArgValue to_arg_value(const py::handle& obj, const std::string& what);
 py::object from_arg_value(const ArgValue& v);
 
 void bind_tensor_list(py::module_& m);
+void bind_tensor_list_gpu(py::module_& m);
 void bind_pipeline(py::module_& m);
 py::object wrap_batch(Batch b);
 

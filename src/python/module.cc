@@ -3,6 +3,9 @@
 
 #include "core/error.h"
 #include "python/common.h"
+#ifdef STOKER_WITH_CUDA
+#include "core/cuda/cuda_util.h"
+#endif
 
 namespace stoker::python {
 
@@ -141,9 +144,13 @@ PYBIND11_MODULE(_C, m) {
      "Checks one constant argument against the schema; returns it normalised.");
 #ifdef STOKER_WITH_CUDA
   m.attr("built_with_cuda") = true;
+  m.def("cuda_device_count", [] { return cuda_device_count(); },
+        "GPUs stoker can use here (0 without a driver or a GPU).");
 #else
   m.attr("built_with_cuda") = false;
+  m.def("cuda_device_count", [] { return 0; }, "GPUs stoker can use here (this build has no CUDA).");
 #endif
   bind_tensor_list(m);
+  bind_tensor_list_gpu(m);
   bind_pipeline(m);
 }

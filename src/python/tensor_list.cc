@@ -4,6 +4,9 @@
 #include <pybind11/numpy.h>
 
 #include "python/common.h"
+#ifdef STOKER_WITH_CUDA
+#include "core/cuda/cuda_util.h"
+#endif
 
 namespace stoker::python {
 namespace {
@@ -78,6 +81,21 @@ struct DLPackHolder {
   DLManagedTensor managed;
 };
 
+// Makes the consumer's `stream` (DLPack's convention: None or 1 the legacy default stream, 2 the
+// per-thread default stream, -1 no ordering, else a cudaStream_t) wait until the batch is ready.
+void order_for_consumer(const Batch& b, const py::object& stream) {
+  if (b.memory() != MemoryKind::kDevice) return;
+#ifdef STOKER_WITH_CUDA
+  int64_t s = stream.is_none() ? 1 : stream.cast<int64_t>();
+  if (s == -1) return;
+  void* handle = s == 1 ? nullptr : reinterpret_cast<void*>(static_cast<intptr_t>(s));
+  if (b.ready_event()) cuda_stream_wait_event(handle, b.ready_event());
+  if (b.on_export && !b.empty()) b.on_export(b[0].data, handle);
+#else
+  (void)stream;
+#endif
+}
+
 py::capsule to_dlpack(const Batch& b) {
   check_dense(b, "__dlpack__");
   if (!b.empty() && !b.is_contiguous())
@@ -119,7 +137,45 @@ class TensorListCPU {
   Batch batch;
 };
 
-py::object wrap_batch(Batch b) { return py::cast(TensorListCPU(std::move(b))); }
+class TensorListGPU {
+ public:
+  explicit TensorListGPU(Batch b) : batch(std::move(b)) {}
+  Batch batch;
+};
+
+py::object wrap_batch(Batch b) {
+  if (b.memory() == MemoryKind::kDevice) return py::cast(TensorListGPU(std::move(b)));
+  return py::cast(TensorListCPU(std::move(b)));
+}
+
+namespace {
+
+// A host copy of a device batch (waits for the batch to be ready).
+Batch copy_to_host(const Batch& b) {
+  Batch h(b.dtype(), b.layout());
+  size_t total = b.total_bytes();
+  std::shared_ptr<void> owner(std::malloc(total ? total : 1), std::free);
+  if (!owner) throw std::bad_alloc();
+  h.resize(b.size());
+  auto* base = static_cast<uint8_t*>(owner.get());
+  size_t off = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    h[i].owner = owner;
+    h[i].data = base + off;
+    h[i].shape = b.shape(i);
+    h[i].source = b[i].source;
+    off += b.sample_bytes(i);
+  }
+#ifdef STOKER_WITH_CUDA
+  py::gil_scoped_release nogil;
+  if (b.ready_event()) cuda_event_synchronize(b.ready_event());
+  for (size_t i = 0; i < b.size(); ++i) cuda_memcpy_async(h[i].data, b[i].data, b.sample_bytes(i), nullptr);
+  cuda_stream_synchronize(nullptr);
+#endif
+  return h;
+}
+
+}  // namespace
 
 void bind_tensor_list(py::module_& m) {
   py::class_<TensorListCPU>(m, "TensorListCPU", R"doc(
@@ -173,11 +229,60 @@ the same shape; ``__dlpack__`` hands it to PyTorch, JAX or TensorFlow without a 
       .def("__dlpack_device__", [](const TensorListCPU& t) {
         return py::make_tuple(static_cast<int>(kDLCPU), 0);
       })
-      .def("__repr__", [](const TensorListCPU& t) {
+      .def("__repr__", [](const TensorListCPU& t) -> std::string {
         std::string s = "TensorListCPU(" + std::to_string(t.batch.size()) + " samples, dtype=" +
                         dtype_name(t.batch.dtype()) + ", layout='" + t.batch.layout() + "'";
         if (!t.batch.empty()) s += t.batch.is_uniform() ? ", shape=" + to_string(t.batch.shape(0))
                                                          : ", ragged";
+        return s + ")";
+      });
+}
+
+
+void bind_tensor_list_gpu(py::module_& m) {
+  py::class_<TensorListGPU>(m, "TensorListGPU", R"doc(
+A batch of samples in GPU memory. Hand it to a framework without a copy
+(``torch.from_dlpack(batch)``: the framework's stream waits for the batch, nobody waits on the
+host), or copy it to the host with ``as_cpu()``.)doc")
+      .def("__len__", [](const TensorListGPU& t) { return t.batch.size(); })
+      .def("__getitem__", [](const TensorListGPU&, py::ssize_t) -> py::object {
+        throw py::type_error("the samples of a TensorListGPU live on the GPU: take the batch with "
+                             "torch.from_dlpack(batch) (or jax, cupy), or copy it with as_cpu().");
+      })
+      .def("as_cpu", [](const TensorListGPU& t) { return TensorListCPU(copy_to_host(t.batch)); },
+           "A copy of the batch in host memory (a TensorListCPU).")
+      .def("shape", [](const TensorListGPU& t) {
+        py::list r;
+        for (size_t i = 0; i < t.batch.size(); ++i) r.append(py::tuple(py::cast(t.batch.shape(i))));
+        return r;
+      })
+      .def("layout", [](const TensorListGPU& t) { return t.batch.layout(); })
+      .def_property_readonly("dtype", [](const TensorListGPU& t) {
+        return py::module_::import("stoker.types").attr("DALIDataType")(static_cast<int>(t.batch.dtype()));
+      })
+      .def_property_readonly("device_id", [](const TensorListGPU& t) { return t.batch.device(); })
+      .def("is_dense_tensor", [](const TensorListGPU& t) {
+        return t.batch.is_uniform() && t.batch.is_contiguous();
+      })
+      .def("source_info", [](const TensorListGPU& t, size_t i) {
+        if (i >= t.batch.size()) throw py::index_error("sample index out of range");
+        return t.batch[i].source;
+      })
+      .def("data_ptr", [](const TensorListGPU& t) {
+        return t.batch.empty() ? 0 : reinterpret_cast<intptr_t>(t.batch[0].data);
+      }, "The device address of the first sample.")
+      .def("__dlpack__", [](const TensorListGPU& t, py::object stream, py::kwargs) {
+        order_for_consumer(t.batch, stream);
+        return to_dlpack(t.batch);
+      }, py::arg("stream") = py::none())
+      .def("__dlpack_device__", [](const TensorListGPU& t) {
+        return py::make_tuple(static_cast<int>(kDLCUDA), t.batch.device());
+      })
+      .def("__repr__", [](const TensorListGPU& t) {
+        std::string s = "TensorListGPU(" + std::to_string(t.batch.size()) + " samples, dtype=" +
+                        dtype_name(t.batch.dtype()) + ", layout='" + t.batch.layout() +
+                        "', device=" + std::to_string(t.batch.device());
+        if (!t.batch.empty()) s += t.batch.is_uniform() ? ", shape=" + to_string(t.batch.shape(0)) : ", ragged";
         return s + ")";
       });
 }

@@ -263,3 +263,16 @@ void cuda_stream_synchronize(StreamHandle stream) {
 }
 
 }  // namespace stoker
+
+namespace stoker {
+
+void cuda_stream_wait_event(StreamHandle stream, EventHandle event) {
+  STOKER_CUDA_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream),
+                                        static_cast<cudaEvent_t>(event), 0));
+}
+
+void cuda_event_synchronize(EventHandle event) {
+  STOKER_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event)));
+}
+
+}  // namespace stoker

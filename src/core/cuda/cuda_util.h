@@ -126,6 +126,9 @@ class CudaEvent {
 // return only after the source was read, as cudaMemcpyAsync does.
 void cuda_memcpy_async(void* dst, const void* src, size_t bytes, StreamHandle stream);
 void cuda_memset_async(void* dst, int value, size_t bytes, StreamHandle stream);
+// Later work on `stream` waits for `event` (no host wait).
+void cuda_stream_wait_event(StreamHandle stream, EventHandle event);
+void cuda_event_synchronize(EventHandle event);
 void cuda_stream_synchronize(StreamHandle stream);
 
 }  // namespace stoker

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The GPU machine's one-shot check: builds stoker with CUDA (all cores), runs the gtests (the
+# CUDA and nvJPEG ones included), compute-sanitizer on the CUDA tests, the GPU pytest files, and
+# optionally benchmarks; prints a short summary last and keeps full logs in $OUT (or out/gpu).
+#
+# That machine cannot download: googletest and the DLPack header travel with the tree in
+# .gpu_deps/root (made on the dev machine with `apt-get download libdlpack-dev libgtest-dev`
+# and `dpkg -x FILE.deb .gpu_deps/root`).
+#   bash scripts/gpu_check.sh            build + tests
+#   STOKER_GPU_BENCH="args" bash ...     also run `bench/run.py args`
+set -uo pipefail
+cd "$(dirname "$0")/.."
+LOG=${OUT:-out/gpu}
+mkdir -p "$LOG"
+DEPS=$PWD/.gpu_deps/root
+summary=()
+# The shared test data does not travel to that machine; a copy of its JPEGs rides in .gpu_deps.
+export STOKER_TESTDATA=${STOKER_TESTDATA:-$PWD/.gpu_deps/testdata}
+step() {  # step NAME COMMAND...: runs it, logs it, records pass/fail
+  local name=$1; shift
+  local t0=$SECONDS
+  if "$@" >"$LOG/$name.log" 2>&1; then summary+=("PASS $name ($((SECONDS - t0)) s)")
+  else summary+=("FAIL $name ($((SECONDS - t0)) s): see $name.log"); tail -n 30 "$LOG/$name.log"; fi
+}
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$LOG/gpu.txt" 2>&1
+step configure cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTOKER_BUILD_TESTS=ON \
+  -DSTOKER_CUDA=ON -DCMAKE_PREFIX_PATH="$DEPS/usr" -DDLPACK_INCLUDE_DIR="$DEPS/usr/include" \
+  -DGTest_DIR="$DEPS/usr/lib/x86_64-linux-gnu/cmake/GTest" \
+  -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" -DPython_EXECUTABLE="$(command -v python3)" \
+  -DSTOKER_TESTDATA="$STOKER_TESTDATA"
+step build cmake --build build/gpu -j "$(nproc)"
+rm -rf build/gpu/python && mkdir -p build/gpu/python && cp -r python/stoker build/gpu/python/ \
+  && cp build/gpu/_C*.so build/gpu/python/stoker/
+step gtest_cuda build/gpu/stoker_tests --gtest_filter='Cuda*:Nvjpeg*'
+if command -v compute-sanitizer >/dev/null; then
+  step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/gpu/stoker_tests --gtest_filter='Cuda*:Nvjpeg*'
+  step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 build/gpu/stoker_tests --gtest_filter='Cuda*'
+fi
+step pytest_gpu env PYTHONPATH="$PWD/build/gpu/python" python3 -m pytest -q -p no:cacheprovider \
+  tests/python/test_gpu_transfer.py tests/python/test_plugin_pytorch.py tests/python/test_pipeline.py \
+  ${STOKER_GPU_PYTEST:-}
+if [ -n "${STOKER_GPU_BENCH:-}" ]; then
+  step bench env PYTHONPATH="$PWD/build/gpu/python" python3 bench/run.py $STOKER_GPU_BENCH
+  tail -n 40 "$LOG/bench.log"
+fi
+echo "== $(cat "$LOG/gpu.txt")"
+printf '%s\n' "${summary[@]}"

@@ -1,0 +1,68 @@
+"""DataNode.gpu(): CPU pipelines handing batches to CUDA frameworks (run on the GPU machine)."""
+import numpy as np
+import pytest
+
+import stoker
+from stoker import fn, pipeline_def, types
+
+HAS_GPU = stoker._C.cuda_device_count() > 0
+needs_gpu = pytest.mark.skipif(not HAS_GPU, reason="no GPU here")
+
+
+def make(jpeg_dir, to_gpu, device_id=0, batch_size=8):
+    @pipeline_def(batch_size=batch_size, num_threads=2, device_id=device_id, seed=3)
+    def pipe():
+        jpegs, labels = fn.readers.file(file_root=str(jpeg_dir), random_shuffle=True, name="Reader")
+        images = fn.decoders.image_random_crop(jpegs, size=(64, 64))
+        images = fn.crop_mirror_normalize(images, dtype=types.FLOAT16, output_layout="CHW",
+                                          mean=[128.0] * 3, std=[64.0] * 3,
+                                          mirror=fn.random.coin_flip())
+        return (images.gpu(), labels.gpu()) if to_gpu else (images, labels)
+    return pipe()
+
+
+def test_gpu_without_a_device_id_says_so(jpeg_dir):
+    with pytest.raises(ValueError, match=r"fn._to_gpu.*runs on 'mixed'.*device_id=None"):
+        make(jpeg_dir, True, device_id=None).build()
+
+
+@pytest.mark.skipif(HAS_GPU, reason="needs a machine without a GPU")
+def test_gpu_on_a_machine_without_one(jpeg_dir):
+    with pytest.raises((NotImplementedError, ValueError), match="GPU|CUDA"):
+        make(jpeg_dir, True).build()
+
+
+@needs_gpu
+def test_gpu_batches_equal_the_cpu_ones(jpeg_dir):
+    gpu, cpu = make(jpeg_dir, True), make(jpeg_dir, False)
+    for _ in range(5):
+        (gi, gl), (ci, cl) = gpu.run(), cpu.run()
+        assert isinstance(gi, stoker.TensorListGPU) and gi.device_id == 0
+        assert gi.__dlpack_device__() == (2, 0)
+        assert np.array_equal(gi.as_cpu().as_array(), ci.as_array())
+        assert np.array_equal(gl.as_cpu().as_array(), cl.as_array())
+        with pytest.raises(TypeError, match="live on the GPU"):
+            gi[0]
+
+
+@needs_gpu
+def test_torch_takes_gpu_batches_without_a_copy_and_in_stream_order(jpeg_dir):
+    torch = pytest.importorskip("torch")
+    gpu, cpu = make(jpeg_dir, True, batch_size=32), make(jpeg_dir, False, batch_size=32)
+    side = torch.cuda.Stream()
+    kept = []
+    for it in range(20):
+        (gi, _), (ci, _) = gpu.run(), cpu.run()
+        with torch.cuda.stream(side):  # a non-default consumer stream
+            t = torch.from_dlpack(gi)
+            assert t.is_cuda and t.data_ptr() == gi.data_ptr()
+            total = t.float().sum()  # queued right away: must see the finished batch
+        side.synchronize()
+        ref = ci.as_array().astype(np.float32)
+        assert abs(total.item() - ref.sum()) <= 1e-3 * abs(ref).sum() + 1
+        if it % 3 == 0:
+            kept.append((t, ref))  # held tensors must stay valid while the pool recycles
+    for t, ref in kept:
+        assert np.array_equal(t.cpu().numpy().astype(np.float32), ref)
+    stats = torch.cuda.memory_stats()  # torch allocated nothing for the batches themselves
+    assert stats.get("allocation.all.current", 0) < 100
