@@ -33,7 +33,11 @@ rm -rf build/gpu/python && mkdir -p build/gpu/python && cp -r python/stoker buil
   && cp build/gpu/_C*.so build/gpu/python/stoker/
 step gtest_cuda build/gpu/stoker_tests --gtest_filter='Cuda*:Nvjpeg*'
 if command -v compute-sanitizer >/dev/null; then
-  step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build/gpu/stoker_tests --gtest_filter='Cuda*:Nvjpeg*'
+  # API errors are expected (the tests provoke out-of-memory and bad JPEGs); memory errors are not.
+  step memcheck compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 1 \
+    build/gpu/stoker_tests --gtest_filter='Cuda*:Nvjpeg*'
+  step memcheck_python compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 1 \
+    env PYTHONPATH="$PWD/build/gpu/python" python3 -m pytest -q -p no:cacheprovider tests/python/test_gpu_transfer.py
   step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 build/gpu/stoker_tests --gtest_filter='Cuda*'
 fi
 step pytest_gpu env PYTHONPATH="$PWD/build/gpu/python" python3 -m pytest -q -p no:cacheprovider \

@@ -50,7 +50,9 @@ bool is_unsupported_code(int code) {
     case JERR_BAD_PRECISION:       // 12-bit / 16-bit samples in an 8-bit build
     case JERR_SOF_UNSUPPORTED:     // lossless, hierarchical
     case JERR_NOT_COMPILED:
+#if JPEG_LIB_VERSION < 70  // the libjpeg 6b API (Debian); the 8 API (Ubuntu) has no such code
     case JERR_ARITH_NOTIMPL:
+#endif
     case JERR_CONVERSION_NOTIMPL:
     case JERR_BAD_J_COLORSPACE:
     case JERR_NO_ARITH_TABLE:

@@ -245,7 +245,10 @@ TEST(CudaPool, DeviceBlockWaitsForItsStreamBeforeAnotherMayHaveIt) {
     EXPECT_EQ(same.get(), p) << "stream a runs in order: it may reuse its own block at once";
   }
   b.synchronize();
-  EXPECT_EQ(pool->release_unused(), MemoryPool::size_class(bytes));  // b's block, idle now
+  // b's block is idle now; a's is too if the spin has already ended (timing on a fast GPU).
+  size_t released = pool->release_unused();
+  EXPECT_GE(released, MemoryPool::size_class(bytes));
+  EXPECT_LE(released, 2 * MemoryPool::size_class(bytes));
   a.synchronize();
   {
     auto later = pool->allocate(bytes, b.get());
