@@ -5,7 +5,7 @@
 #        STOKER_TEST_ARGS="tests/python/test_resize.py -k linear" bash scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/setup_deps.sh
+STOKER_TEST_DEPS=1 source scripts/setup_deps.sh
 
 BUILD=${STOKER_BUILD_DIR:-build/dev}
 JOBS=${STOKER_JOBS:-$(nproc)}
