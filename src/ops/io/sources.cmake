@@ -1,0 +1,1 @@
+# Files of src/ops/io, listed one by one.
