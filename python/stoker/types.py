@@ -31,6 +31,7 @@ class DALIImageType(IntEnum):
     YCbCr = 2
     GRAY = 3
     ANY_DATA = 4
+    HSV = 5
 
 
 class DALIInterpType(IntEnum):

@@ -398,7 +398,7 @@ def build_and_run(graph, files, output_type=types.RGB):
 
 @pytest.mark.parametrize("graph, error, match", [
     (lambda im: [fn.color_space_conversion(im, image_type=types.RGB, output_type=types.ANY_DATA)],
-     ValueError, r"output_type.*must be RGB, BGR, YCbCr or GRAY, got ANY_DATA"),
+     ValueError, r"output_type.*must be RGB, BGR, YCbCr, GRAY or HSV, got ANY_DATA"),
     (lambda im: [fn.color_space_conversion(im, image_type=types.GRAY, output_type=types.RGB)],
      ValueError, r"has 3 channels .* image_type GRAY needs 1"),
     (lambda im: [fn.color_space_conversion(fn.cast(im, dtype=types.INT32), image_type=types.RGB,

@@ -4,7 +4,7 @@
 
 namespace stoker {
 
-enum class ImageType { kRGB = 0, kBGR = 1, kYCbCr = 2, kGray = 3, kAnyData = 4 };
+enum class ImageType { kRGB = 0, kBGR = 1, kYCbCr = 2, kGray = 3, kAnyData = 4, kHSV = 5 };
 enum class InterpType { kNN = 0, kLinear = 1, kCubic = 2, kLanczos3 = 3, kTriangular = 4, kGaussian = 5 };
 
 inline const char* image_type_name(ImageType t) {
@@ -14,6 +14,7 @@ inline const char* image_type_name(ImageType t) {
     case ImageType::kYCbCr: return "YCbCr";
     case ImageType::kGray: return "GRAY";
     case ImageType::kAnyData: return "ANY_DATA";
+    case ImageType::kHSV: return "HSV";
   }
   return "?";
 }

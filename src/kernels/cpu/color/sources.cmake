@@ -1,7 +1,8 @@
 # Files of src/kernels/cpu/color, listed one by one.
 list(APPEND STOKER_SOURCES
   src/kernels/cpu/color/color_affine.cc
-  src/kernels/cpu/color/color_affine_avx2.cc)
+  src/kernels/cpu/color/color_affine_avx2.cc
+  src/kernels/cpu/color/hsv_convert.cc)
 list(APPEND STOKER_TEST_SOURCES
   tests/cpp/kernels/color_affine_test.cc
   tests/cpp/kernels/color_ops_test.cc)
