@@ -8,6 +8,8 @@ command -v g++ >/dev/null || _need_apt+=(g++)
 [ -f /usr/include/dlpack/dlpack.h ] || _need_apt+=(libdlpack-dev)
 [ -d /usr/src/googletest ] || [ -f /usr/include/gtest/gtest.h ] || _need_apt+=(libgtest-dev)
 command -v ccache >/dev/null || _need_apt+=(ccache)
+# Optional: LMDB for readers.caffe / readers.caffe2 (without it they say "built without LMDB").
+[ -f /usr/include/lmdb.h ] || _need_apt+=(liblmdb-dev)
 if [ ${#_need_apt[@]} -gt 0 ]; then
   echo "Installing system packages: ${_need_apt[*]}"
   if [ "$(id -u)" = 0 ]; then _sudo=""; else _sudo="sudo"; fi
@@ -31,6 +33,7 @@ if [ "${STOKER_TEST_DEPS:-0}" = 1 ]; then
   python3 -c "import torch" 2>/dev/null || _need_pip+=("torch==2.14.1")
   python3 -c "import jax" 2>/dev/null || _need_pip+=("jax==0.10.2" "jaxlib==0.10.2")
   python3 -c "import tensorflow" 2>/dev/null || _need_pip+=("tensorflow-cpu==2.21.0")
+  python3 -c "import lmdb" 2>/dev/null || _need_pip+=("lmdb")  # writes the LMDB test fixtures
   if [ ${#_need_pip[@]} -gt 0 ]; then
     echo "Installing test frameworks: ${_need_pip[*]}"
     python3 -m pip install -q "${_need_pip[@]}" || echo "warning: could not install ${_need_pip[*]}; their tests will skip"

@@ -13,6 +13,48 @@ SCHEMAS = {s["name"]: s for s in _C.schemas()}
 _COMMON = ("device", "name", "preserve", "bytes_per_sample_hint")
 
 
+# Operators whose Python call is more than keyword arguments mapped onto the schema: a dict
+# argument (readers.tfrecord's features), a Python callable (external_source's source), outputs
+# whose number depends on the arguments. An adapter is called as adapter(kwargs) ->
+# (kwargs, num_outputs, wrap), where wrap(outputs) (or None) gives the call's result;
+# "module:function" is imported on first use.
+def _one_output_per(arg):
+    def adapt(kwargs):
+        v = kwargs.get(arg)
+        n = 1 if v is None or isinstance(v, str) else len(v)
+        return kwargs, max(n, 1), None
+    return adapt
+
+
+def _caffe_outputs(kwargs):
+    n = bool(kwargs.get("image_available", True)) + bool(kwargs.get("label_available", True))
+    return kwargs, max(n, 1), None
+
+
+def _caffe2_outputs(kwargs):
+    n = (bool(kwargs.get("image_available", True)) + (kwargs.get("label_type", 0) != 4) +
+         int(kwargs.get("additional_inputs", 0) or 0) + bool(kwargs.get("bbox", False)))
+    return kwargs, max(n, 1), None
+
+
+_ADAPTERS = {
+    "readers.tfrecord": "stoker.tfrecord:_adapt_reader",
+    "readers.webdataset": _one_output_per("ext"),
+    "readers.caffe": _caffe_outputs,
+    "readers.caffe2": _caffe2_outputs,
+    "external_source": "stoker.external_source:_adapt",
+}
+
+
+def _adapter(op_name):
+    a = _ADAPTERS.get(op_name)
+    if a is None or callable(a):
+        return a
+    import importlib
+    module, func = a.split(":")
+    return getattr(importlib.import_module(module), func)
+
+
 def _camel(name):
     return "".join(p[:1].upper() + p[1:] for p in name.split("_"))
 
@@ -44,6 +86,10 @@ def record_op(op_name, inputs, kwargs, default_device=None):
     if pipe is None:
         raise RuntimeError(f"fn.{op_name} must be called while a pipeline is being defined: inside "
                            "a @pipeline_def function, inside `with pipe:`, or in define_graph().")
+    num_outputs, wrap = schema["num_outputs"], None
+    adapter = _adapter(op_name)
+    if adapter is not None:
+        kwargs, num_outputs, wrap = adapter(dict(kwargs))
     device = kwargs.pop("device", None)
     name = kwargs.pop("name", None)
     preserve = bool(kwargs.pop("preserve", False))
@@ -90,9 +136,10 @@ def record_op(op_name, inputs, kwargs, default_device=None):
             v = v.value
         args[k] = _C.check_arg(op_name, k, v)
     from .pipeline import _OpRecord
-    rec = _OpRecord(op_name, device, args, tensor_args, list(inputs), schema["num_outputs"],
-                    name, preserve)
+    rec = _OpRecord(op_name, device, args, tensor_args, list(inputs), num_outputs, name, preserve)
     outs = pipe._add_op(rec)
+    if wrap is not None:
+        return wrap(outs)
     return outs[0] if len(outs) == 1 else outs
 
 

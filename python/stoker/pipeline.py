@@ -173,6 +173,8 @@ class Pipeline:
                 "Pipeline: checkpointing (enable_checkpointing, checkpoint) is not available in "
                 "this version of stoker yet.")
         self._ops = []
+        self._external_sources = []  # fn.external_source's Python sides, in definition order
+        self._iteration = 0          # the next iteration run() returns
         self._outputs = None
         self._executor = None
         self._built = False
@@ -272,6 +274,9 @@ class Pipeline:
                 outs = (outs,)
             self.set_outputs(*outs)
         ops, outputs = self._serialize()
+        for es in self._external_sources:
+            es.resume()
+        self._iteration = 0
         self._executor = _C.Executor(
             ops, outputs, batch_size=self._batch_size, num_threads=self._num_threads,
             device_id=-1 if self._device_id is None else self._device_id, seed=self._seed,
@@ -306,9 +311,60 @@ class Pipeline:
 
     # ---- running
     def run(self):
-        """The next batch of every output, as a tuple of TensorListCPU."""
+        """The next batch of every output, as a tuple of TensorListCPU. With external sources:
+        raises StopIteration at the end of their epoch (reset() starts the next one), and
+        re-raises what a source raised."""
         self.build()
-        return self._executor.run()
+        if not self._external_sources:
+            return self._executor.run()
+        self.iter_setup()
+        it = self._iteration
+        self._iteration += 1
+        for es in self._external_sources:
+            es.requested(it)
+        try:
+            return self._executor.run()
+        except Exception:
+            for es in self._external_sources:
+                exc = es.error_of(it)
+                if isinstance(exc, StopIteration):
+                    raise StopIteration from None
+                if exc is not None:
+                    raise exc.with_traceback(exc.__traceback__) from None
+            raise
+
+    def iter_setup(self):
+        """Legacy API: called before each run() of a pipeline with external sources; override it
+        to feed_input() the next batch."""
+
+    def feed_input(self, data_node, data, layout=None, cuda_stream=None, use_copy_kernel=False):
+        """Gives the next batch to an external_source without a source: `data_node` is its
+        name or the DataNode it returned; `data` a list of arrays or one array whose first axis
+        is the batch. Batches queue up; each run() takes one."""
+        for es in self._external_sources:
+            if (isinstance(data_node, str) and es.name == data_node) or (
+                    isinstance(data_node, DataNode) and data_node.op is es.record):
+                es.feed(data, layout)
+                return
+        names = ", ".join(repr(es.name) for es in self._external_sources if es.name) or "none"
+        raise ValueError(f"Pipeline.feed_input: there is no external_source {data_node!r} in this "
+                         f"pipeline (named external sources: {names}); pass the name= given to "
+                         "fn.external_source or the DataNode it returned.")
+
+    def reset(self):
+        """After StopIteration: starts the external sources' next epoch (readers keep their own
+        epochs). Batches made ahead past the end of the old epoch are dropped."""
+        if not self._external_sources:
+            return
+        last = max(es.reset() for es in self._external_sources)
+        if self._executor is None:
+            return
+        while self._iteration <= last:
+            self._iteration += 1
+            try:
+                self._executor.run()
+            except Exception:
+                pass
 
     def schedule_run(self):
         """Starts producing batches ahead (run() does this too)."""
@@ -368,10 +424,14 @@ class Pipeline:
 
     def close(self):
         """Stops the executor's threads and frees its memory (the destructor does this too)."""
+        for es in self._external_sources:
+            es.cancel()  # a producer waiting for feed_input gives up
         self._executor = None
         self._built = False
 
     def __del__(self):
+        for es in getattr(self, "_external_sources", ()):
+            es.cancel()
         self._executor = None
 
 

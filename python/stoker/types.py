@@ -4,7 +4,15 @@ from enum import IntEnum
 import numpy as np
 
 __all__ = ["DALIDataType", "DALIImageType", "DALIInterpType", "Constant", "to_numpy_dtype",
-           "from_numpy_dtype"]
+           "from_numpy_dtype", "SampleInfo", "BatchInfo"]
+
+
+def __getattr__(name):
+    # fn.external_source's SampleInfo and BatchInfo, under DALI's names (types.SampleInfo).
+    if name in ("SampleInfo", "BatchInfo"):
+        from . import external_source
+        return getattr(external_source, name)
+    raise AttributeError(f"module 'stoker.types' has no attribute {name!r}")
 
 
 class DALIDataType(IntEnum):

@@ -17,6 +17,7 @@ py::object from_arg_value(const ArgValue& v);
 void bind_tensor_list(py::module_& m);
 void bind_tensor_list_gpu(py::module_& m);
 void bind_pipeline(py::module_& m);
+void bind_external_source(py::module_& m);
 py::object wrap_batch(Batch b);
 
 }  // namespace stoker::python

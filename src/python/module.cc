@@ -153,4 +153,5 @@ PYBIND11_MODULE(_C, m) {
   bind_tensor_list(m);
   bind_tensor_list_gpu(m);
   bind_pipeline(m);
+  bind_external_source(m);
 }

@@ -80,10 +80,24 @@ py::dict stats_dict(const MemoryStats& s) {
   return d;
 }
 
+// The executor's threads may wait for the GIL (fn.external_source calls Python on the producer
+// thread), so the executor is destroyed, and its threads joined, with the GIL released.
+struct ExecutorDeleter {
+  void operator()(Executor* e) const {
+    if (PyGILState_Check()) {
+      py::gil_scoped_release nogil;
+      delete e;
+    } else {
+      delete e;
+    }
+  }
+};
+using ExecutorHolder = std::unique_ptr<Executor, ExecutorDeleter>;
+
 }  // namespace
 
 void bind_pipeline(py::module_& m) {
-  py::class_<Executor>(m, "Executor")
+  py::class_<Executor, ExecutorHolder>(m, "Executor")
       .def(py::init([](py::list ops, py::list outputs, int batch_size, int num_threads,
                        int device_id, int64_t seed, int prefetch_queue_depth, bool exec_async,
                        bool exec_pipelined) {
@@ -101,7 +115,7 @@ void bind_pipeline(py::module_& m) {
              std::vector<NodeRef> outs;
              for (py::handle h : outputs) outs.push_back(parse_ref(h));
              py::gil_scoped_release nogil;
-             return std::make_unique<Executor>(p, std::move(graph), std::move(outs));
+             return ExecutorHolder(new Executor(p, std::move(graph), std::move(outs)));
            }),
            py::arg("ops"), py::arg("outputs"), py::arg("batch_size"), py::arg("num_threads"),
            py::arg("device_id"), py::arg("seed"), py::arg("prefetch_queue_depth"),

@@ -16,6 +16,7 @@ constexpr uint64_t kListStream = 0x726561642d6c7374ull;    // "read-lst"
 constexpr int kFeistelRounds = 8;
 constexpr const char* kMagic = "stoker.sample_order";
 constexpr int kVersion = 1;
+constexpr int64_t kMaxEpoch = int64_t{1} << 62;  // a restored state's epochs stay below this
 
 [[noreturn]] void bad_arg(const std::string& msg) { fail(ErrorKind::kInvalidArgument, msg); }
 
@@ -310,9 +311,13 @@ void SampleOrder::restore(const std::string& state) {
   s.draws_ = t.num<uint64_t>("draw counter");
   t.expect("segs");
   auto nseg = t.num<uint64_t>("segment count");
-  const int64_t expect_segs = s.read_epoch_ - s.consumer_epoch_ + (s.read_pos_ > 0 ? 1 : 0);
-  if (nseg < 1 || s.consumer_epoch_ < 0 || static_cast<int64_t>(nseg) != expect_segs)
-    Tokens::bad("the epoch segments do not match the epochs");
+  // The numbers come from outside: range-check them before any arithmetic on them. Epochs stay
+  // far below the int64 limit so that counting on from a restored state cannot overflow either.
+  if (s.consumer_epoch_ < 0 || s.read_epoch_ < s.consumer_epoch_ || s.read_epoch_ > kMaxEpoch)
+    Tokens::bad("its epochs are out of range");
+  const uint64_t expect_segs =
+      static_cast<uint64_t>(s.read_epoch_ - s.consumer_epoch_) + (s.read_pos_ > 0 ? 1 : 0);
+  if (nseg < 1 || nseg != expect_segs) Tokens::bad("the epoch segments do not match the epochs");
   s.segments_.clear();
   uint64_t begin = t.num<uint64_t>("segment start");
   for (uint64_t i = 0; i < nseg; ++i) {
@@ -331,9 +336,20 @@ void SampleOrder::restore(const std::string& state) {
   if (!t.at_end()) Tokens::bad("there is trailing data");
   const int64_t limit = cfg_.pad_last_batch
       ? ceil_div(padded_shard_, cfg_.batch_size) * cfg_.batch_size : padded_shard_;
-  if (s.read_pos_ < 0 || s.read_pos_ >= padded_shard_ || s.returned_ < 0 || s.returned_ > limit ||
+  // The read position lies inside the shard being read (shards differ in size by one, so
+  // padded_shard_ is not enough: read_one() would walk past the end of a smaller shard).
+  const int read_shard = cfg_.stick_to_shard
+      ? cfg_.shard_id
+      : static_cast<int>((cfg_.shard_id + s.read_epoch_ % cfg_.num_shards) % cfg_.num_shards);
+  // No sample has been delivered exactly at the start of epoch 0 (last_index_ -1); padding
+  // repeats last_index_, so an epoch whose samples are all delivered has delivered some.
+  const bool first = s.consumer_epoch_ == 0 && s.returned_ == 0;
+  if (s.read_pos_ < 0 || s.read_pos_ >= shard_size(read_shard, cfg_.num_shards, cfg_.num_samples) ||
+      s.returned_ < 0 || s.returned_ > limit ||
       s.pos_in_batch_ < 0 || s.pos_in_batch_ >= cfg_.batch_size || s.last_index_ < -1 ||
-      s.last_index_ >= cfg_.num_samples || s.segments_.back().end != s.total_read_ ||
+      s.last_index_ >= cfg_.num_samples || (s.last_index_ == -1) != first ||
+      (s.segments_.front().start == s.segments_.front().end && s.returned_ == 0) ||
+      s.segments_.back().end != s.total_read_ ||
       s.total_read_ - s.segments_.front().start != static_cast<uint64_t>(fill_))
     Tokens::bad("its positions are inconsistent");
   *this = std::move(s);

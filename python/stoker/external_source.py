@@ -1,0 +1,396 @@
+"""``fn.external_source``: batches from Python code (DALI's ExternalSource).
+
+    def source(info):                       # a callable; with batch=False it gets a SampleInfo
+        return [np.full((2, 2), info.iteration, np.uint8)] * 4
+    data = fn.external_source(source=source, batch_info=True, layout="HW")
+
+    with pipe:                              # or feed it from outside, one batch per run()
+        pipe.set_outputs(fn.external_source(name="input"))
+    pipe.feed_input("input", [np.zeros((2, 2))] * batch_size)
+
+Sources: a callable (taking nothing, the iteration number, BatchInfo with batch_info=True, or
+SampleInfo with batch=False), an iterable, or a generator function; or no source and
+``Pipeline.feed_input``. A batch is a list of arrays (NumPy, or anything ``np.asarray`` takes)
+or one array whose first axis is the batch. StopIteration ends the epoch: ``Pipeline.run()``
+raises StopIteration, and ``Pipeline.reset()`` starts the next one.
+
+The source is called on the pipeline's producer thread (with the GIL), up to
+``prefetch_queue_depth`` batches ahead of ``run()``. ``parallel=True`` (worker processes) is not
+available yet.
+"""
+import collections
+import functools
+import inspect
+import threading
+import weakref
+
+import numpy as np
+
+from . import _C
+from . import types as _types
+
+__all__ = ["SampleInfo", "BatchInfo"]
+
+
+class SampleInfo:
+    """What a per-sample source (batch=False) is called with."""
+    __slots__ = ("idx_in_epoch", "idx_in_batch", "iteration", "epoch_idx")
+
+    def __init__(self, idx_in_epoch, idx_in_batch, iteration, epoch_idx):
+        self.idx_in_epoch = idx_in_epoch
+        self.idx_in_batch = idx_in_batch
+        self.iteration = iteration
+        self.epoch_idx = epoch_idx
+
+    def __repr__(self):
+        return (f"SampleInfo(idx_in_epoch={self.idx_in_epoch}, idx_in_batch={self.idx_in_batch}, "
+                f"iteration={self.iteration}, epoch_idx={self.epoch_idx})")
+
+
+class BatchInfo:
+    """What a batch source is called with when batch_info=True."""
+    __slots__ = ("iteration", "epoch_idx")
+
+    def __init__(self, iteration, epoch_idx):
+        self.iteration = iteration
+        self.epoch_idx = epoch_idx
+
+    def __repr__(self):
+        return f"BatchInfo(iteration={self.iteration}, epoch_idx={self.epoch_idx})"
+
+
+_CYCLE = {None: "no", False: "no", "no": "no", True: "quiet", "quiet": "quiet", "raise": "raise"}
+
+
+def _positional_params(fn):
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return 1
+    n = 0
+    for p in sig.parameters.values():
+        if p.kind == p.VAR_POSITIONAL:
+            return 1
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            n += 1
+    return n
+
+
+def _per_output(value, n, what, where):
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ValueError(f"{where}: {what} has {len(value)} entries for {n} outputs; give one "
+                             "per output (or a single value for all)")
+        return list(value)
+    return [value] * n
+
+
+class _ExternalSource:
+    """The Python side of one fn.external_source: produces each iteration's batches."""
+
+    def __init__(self, where, source, num_outputs, batch, batch_info, cycle, dtype, ndim,
+                 repeat_last, name):
+        self.where = where
+        self.name = name
+        self.record = None          # the operator in the pipeline's graph
+        self._n = 1 if num_outputs is None else num_outputs
+        self._tuple = num_outputs is not None
+        self._batch = batch
+        self._batch_info = batch_info
+        self._cycle = cycle
+        self._dtype = dtype         # per output: NumPy dtype or None
+        self._ndim = ndim           # per output: int or None
+        self._repeat_last = repeat_last
+        self._source = source
+        self._lock = threading.Lock()
+        if source is None:
+            self._kind = "feed"
+        elif inspect.isgeneratorfunction(source):
+            self._kind = "genfunc"
+        elif callable(source):
+            self._kind = "callable"
+            self._nargs = _positional_params(source)
+        else:
+            try:
+                iter(source)
+            except TypeError:
+                raise TypeError(f"{where}: source must be a callable, an iterable or a generator "
+                                f"function, got {type(source).__name__}") from None
+            self._kind = "iterable"
+        if cycle != "no" and self._kind not in ("iterable", "genfunc"):
+            raise ValueError(f"{where}: cycle={cycle!r} needs a source that can start over: an "
+                             "iterable or a generator function (a callable decides itself when to "
+                             "raise StopIteration)")
+        if self._kind == "genfunc" and _positional_params(source) > 0:
+            raise TypeError(f"{where}: a generator function source is called without arguments, "
+                            f"but {getattr(source, '__name__', source)!r} takes some")
+        self._it = None
+        self._epoch = 0
+        self._iter_in_epoch = 0
+        self._ended = False
+        self._errors = {}           # iteration -> the exception the source raised there
+        self._fed = collections.deque()
+        self._last = None
+        self._requested = 0         # run() has asked for iterations below this
+        # The C++ operator calls back through a weak reference, so that this object (and the
+        # user's source) go away with the pipeline.
+        self.state = _C.ExternalSourceState(functools.partial(_fetch, weakref.ref(self)))
+
+    # ---- called from the producer thread (with the GIL)
+    def fetch(self, iteration, batch_size):
+        with self._lock:
+            try:
+                return self._fetch_locked(iteration, batch_size)
+            except StopIteration:
+                self._ended = True
+                self._errors[iteration] = StopIteration()
+                raise StopIteration(f"{self.where}: the source ended the epoch") from None
+            except BaseException as e:  # noqa: B902 (reported to run())
+                self._errors[iteration] = e
+                raise
+
+    def _fetch_locked(self, iteration, batch_size):
+        if self._ended:  # batches asked for ahead, after the end of the epoch and before reset()
+            raise StopIteration
+        if self._kind == "feed":
+            if self._fed:
+                self._last = self._fed.popleft()
+                n = len(self._last[0])
+                if n > batch_size:
+                    raise ValueError(f"{self.where}: the batch given to feed_input has {n} samples, "
+                                     f"more than the pipeline's batch_size ({batch_size})")
+                return self._last
+            if self._repeat_last and self._last is not None:
+                return self._last
+            if iteration < self._requested:
+                raise RuntimeError(
+                    f"{self.where}: no data for this batch: feed the external_source"
+                    f"{'' if self.name is None else ' ' + repr(self.name)} with "
+                    "pipe.feed_input(name_or_node, data) before each pipe.run() (or give it a "
+                    "source=)")
+            return None  # the producer is ahead of run(): wait for feed_input
+        try:
+            out = self._produce(batch_size)
+        except StopIteration:
+            raise
+        except BaseException:
+            self._iter_in_epoch += 1  # a failed batch still takes its place in the epoch
+            raise
+        self._iter_in_epoch += 1
+        return out
+
+    def _produce(self, batch_size):
+        if self._batch:
+            return self._normalize(self._next(None), batch_size)
+        samples = []
+        for i in range(batch_size):
+            info = SampleInfo(self._iter_in_epoch * batch_size + i, i, self._iter_in_epoch,
+                              self._epoch)
+            samples.append(self._next(info))
+        if not self._tuple:
+            return self._normalize(samples, batch_size)
+        for s in samples:
+            if not isinstance(s, (tuple, list)) or len(s) != self._n:
+                raise TypeError(f"{self.where}: with num_outputs={self._n} and batch=False each "
+                                f"sample must be a tuple of {self._n} arrays, got "
+                                f"{type(s).__name__}")
+        return self._normalize(tuple([s[k] for s in samples] for k in range(self._n)), batch_size)
+
+    def _restart(self):
+        self._it = self._source() if self._kind == "genfunc" else iter(self._source)
+
+    def _next(self, sample_info):
+        """One batch (or sample) from the source."""
+        if self._kind == "callable":
+            if self._nargs == 0:
+                return self._source()
+            if sample_info is not None:
+                return self._source(sample_info)
+            if self._batch_info:
+                return self._source(BatchInfo(self._iter_in_epoch, self._epoch))
+            return self._source(self._iter_in_epoch)
+        if self._it is None:
+            self._restart()
+        try:
+            return next(self._it)
+        except StopIteration:
+            if self._cycle == "no":
+                raise
+            self._restart()
+            if self._cycle == "raise":
+                raise
+            try:
+                return next(self._it)
+            except StopIteration:
+                raise ValueError(f"{self.where}: cycle={self._cycle!r}, but the source gives no "
+                                 "data at all") from None
+
+    def _as_array(self, x, k, what):
+        if hasattr(x, "__dlpack_device__") and not isinstance(x, np.ndarray):
+            dev = x.__dlpack_device__()
+            if dev[0] not in (1, 3):  # kDLCPU, kDLCUDAHost
+                raise TypeError(f"{self.where}: {what} is in device memory; external_source "
+                                "takes host data in this version of stoker (move it to the CPU)")
+        try:
+            a = np.asarray(x)
+        except Exception as e:
+            raise TypeError(f"{self.where}: {what} is a {type(x).__name__}, not an array") from e
+        if a.dtype.kind not in "biuf" or a.dtype.itemsize > 8:
+            raise TypeError(f"{self.where}: {what} has dtype {a.dtype}, which stoker has no type "
+                            "for; give bool, integer or float arrays")
+        if not a.dtype.isnative:
+            a = a.astype(a.dtype.newbyteorder("="))
+        want = self._dtype[k] if self._dtype else None
+        if want is not None and a.dtype != want:
+            raise TypeError(f"{self.where}: {what} has dtype {a.dtype}, but dtype="
+                            f"{_types.from_numpy_dtype(want).name} was declared for output {k}")
+        return np.ascontiguousarray(a)
+
+    def _normalize(self, raw, batch_size):
+        """The source's result -> a tuple of batches (arrays or lists of arrays), checked."""
+        if self._tuple:
+            if not isinstance(raw, (tuple, list)) or len(raw) != self._n:
+                raise TypeError(f"{self.where}: with num_outputs={self._n} the source must return "
+                                f"a tuple of {self._n} batches, got {type(raw).__name__}"
+                                f"{'' if not isinstance(raw, (tuple, list)) else ' of ' + str(len(raw))}")
+            batches = list(raw)
+        else:
+            batches = [raw]
+        out = []
+        for k, b in enumerate(batches):
+            if isinstance(b, _C.TensorListCPU):
+                b = [b[i] for i in range(len(b))]
+            if not isinstance(b, (list, tuple)) and (isinstance(b, np.ndarray) or hasattr(
+                    b, "__array__") or hasattr(b, "__dlpack__")):
+                a = self._as_array(b, k, f"the batch of output {k}")
+                if a.ndim == 0:
+                    raise TypeError(f"{self.where}: the batch of output {k} is a scalar; a batch is "
+                                    "a list of samples or an array whose first axis is the batch")
+                n, sample_ndim = a.shape[0], a.ndim - 1
+                dense = a
+            else:
+                if not isinstance(b, (list, tuple)):
+                    raise TypeError(f"{self.where}: a batch must be a list of arrays or one array, "
+                                    f"got {type(b).__name__}")
+                samples = [self._as_array(s, k, f"sample {i} of output {k}") for i, s in enumerate(b)]
+                n = len(samples)
+                if n:
+                    dt, nd = samples[0].dtype, samples[0].ndim
+                    for i, s in enumerate(samples[1:], 1):
+                        if s.dtype != dt or s.ndim != nd:
+                            raise TypeError(f"{self.where}: the samples of a batch must share dtype "
+                                            f"and number of dimensions; sample 0 is {dt} "
+                                            f"{samples[0].shape}, sample {i} is {s.dtype} {s.shape}")
+                sample_ndim = samples[0].ndim if n else 0
+                dense = samples
+            if not 1 <= n <= batch_size:
+                raise ValueError(f"{self.where}: the batch of output {k} has {n} samples; it must "
+                                 f"have 1 to {batch_size} (the pipeline's batch_size)")
+            want = self._ndim[k] if self._ndim else None
+            if want is not None and sample_ndim != want:
+                raise ValueError(f"{self.where}: the samples of output {k} have {sample_ndim} "
+                                 f"dimensions, but ndim={want} was declared")
+            out.append(dense)
+        return tuple(out)
+
+    # ---- called by the Pipeline (main thread)
+    def feed(self, data, layout=None):
+        if self._kind != "feed":
+            raise RuntimeError(f"{self.where}: this external_source has a source; feed_input is "
+                               "for external_sources without one")
+        with self._lock:
+            self._fed.append(self._normalize(data, 1 << 62))
+        self.state.notify()
+
+    def requested(self, iteration):
+        """run() is about to wait for `iteration`."""
+        with self._lock:
+            self._requested = max(self._requested, iteration + 1)
+            for k in [k for k in self._errors if k < iteration]:
+                del self._errors[k]
+        self.state.notify()
+
+    def error_of(self, iteration):
+        with self._lock:
+            return self._errors.pop(iteration, None)
+
+    def reset(self):
+        """Starts the next epoch; returns the last iteration that ended with StopIteration
+        (batches made ahead up to it belong to the old epoch), or -1."""
+        with self._lock:
+            stops = [k for k, e in self._errors.items() if isinstance(e, StopIteration)]
+            self._ended = False
+            self._epoch += 1
+            self._iter_in_epoch = 0
+        self.state.notify()
+        return max(stops, default=-1)
+
+    def cancel(self):
+        self.state.cancel()
+
+    def resume(self):
+        self.state.resume()
+
+
+def _fetch(ref, iteration, batch_size):
+    es = ref()
+    if es is None:
+        raise RuntimeError("fn.external_source: the pipeline this source belonged to is gone")
+    return es.fetch(iteration, batch_size)
+
+
+_PYTHON_ONLY = ("source", "cycle", "parallel")
+
+
+def _adapt(kwargs):
+    """fn.external_source's call -> schema arguments, a _ExternalSource, and the outputs."""
+    from .pipeline import _user_location
+    where = f"fn.external_source ({_user_location()})"
+    source = kwargs.pop("source", None)
+    cycle = kwargs.pop("cycle", None)
+    parallel = kwargs.pop("parallel", False)
+    if parallel:
+        raise NotImplementedError(
+            f"{where}: parallel=True (sources in worker processes) is not available in this "
+            "version of stoker; leave it out to call the source on the pipeline's thread")
+    if isinstance(cycle, str) and cycle not in _CYCLE or not isinstance(cycle, (str, bool, type(None))):
+        raise ValueError(f"{where}: cycle must be False/'no', True/'quiet' or 'raise', got {cycle!r}")
+    cycle = _CYCLE[cycle]
+    num_outputs = kwargs.get("num_outputs")
+    if num_outputs is not None and (isinstance(num_outputs, bool) or not isinstance(num_outputs, int)
+                                    or num_outputs < 1):
+        raise ValueError(f"{where}: num_outputs must be a positive int, got {num_outputs!r}")
+    n = 1 if num_outputs is None else num_outputs
+    if source is None and num_outputs is not None:
+        raise ValueError(f"{where}: num_outputs needs a source; feed_input feeds one output")
+    batch = kwargs.get("batch", True)
+    layout = _per_output(kwargs.get("layout"), n, "layout", where)
+    if layout is not None:
+        kwargs["layout"] = layout
+    dtypes = _per_output(kwargs.get("dtype"), n, "dtype", where)
+    if dtypes is not None:
+        kwargs["dtype"] = [int(_types.DALIDataType(d)) for d in dtypes]
+        dtypes = [_types.to_numpy_dtype(d) for d in dtypes]
+    ndims = _per_output(kwargs.get("ndim"), n, "ndim", where)
+    if ndims is not None:
+        kwargs["ndim"] = ndims
+    if layout is not None and ndims is not None:
+        for k, (l, d) in enumerate(zip(layout, ndims)):
+            if l and len(l) != d:
+                raise ValueError(f"{where}: output {k} has layout {l!r} ({len(l)} dimensions) but "
+                                 f"ndim={d}")
+    if layout is not None and ndims is None:
+        ndims = [len(l) if l else None for l in layout]
+    es = _ExternalSource(where, source, num_outputs, bool(batch), bool(kwargs.get("batch_info", False)),
+                         cycle, dtypes, ndims, bool(kwargs.get("repeat_last", False)),
+                         kwargs.get("name"))
+    kwargs["_source_id"] = es.state.id
+
+    def wrap(outputs):
+        es.record = outputs[0].op
+        outputs[0].pipeline._external_sources.append(es)
+        return list(outputs) if num_outputs is not None else outputs[0]
+
+    return kwargs, n, wrap

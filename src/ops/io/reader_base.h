@@ -1,0 +1,83 @@
+// What every record reader operator shares: the schema arguments of readers (declared once in
+// file_reader.cc), the SampleOrder that picks each batch's samples, and on_error='skip'
+// (bad samples are never delivered again; the next good ones take their place).
+// A reader derived from SampleReader lists its samples (N), calls init_order(N) in its
+// constructor, and in run_batch reads picks()[i].index for each position i.
+#pragma once
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "pipeline/operator.h"
+#include "readers/sample_order.h"
+
+namespace stoker {
+
+// Declares shard_id, num_shards, random_shuffle, ... (defined in file_reader.cc).
+void add_reader_args(OpSchema& schema);
+
+class SampleReader : public Operator {
+ public:
+  explicit SampleReader(const OpSpec& spec) : Operator(spec) {}
+
+  bool sample_wise() const override { return false; }
+
+  void begin_iteration(int64_t batch_size) override {
+    picks_.clear();
+    for (int64_t i = 0; i < batch_size; ++i) picks_.push_back(next_good());
+  }
+
+  bool replace_samples(const std::vector<int64_t>& positions) override {
+    for (int64_t p : positions) bad_.insert(picks_[p].index);
+    if (static_cast<int64_t>(bad_.size()) >= num_samples_)
+      fail(ErrorKind::kDecode, spec_.display_name() + ": every one of the " +
+                                   std::to_string(num_samples_) +
+                                   " samples was bad; nothing left to read");
+    for (int64_t p : positions) picks_[p] = next_good();
+    return true;
+  }
+
+  std::optional<ReaderMeta> reader_meta() const override { return order_->meta(); }
+
+ protected:
+  // Builds the sample order over `num_samples` samples from the shared reader arguments.
+  void init_order(int64_t num_samples) {
+    num_samples_ = num_samples;
+    readers::OrderConfig c;
+    c.num_samples = num_samples;
+    c.shard_id = spec_.get<int>("shard_id");
+    c.num_shards = spec_.get<int>("num_shards");
+    c.batch_size = spec_.batch_size;
+    c.stick_to_shard = spec_.get<bool>("stick_to_shard");
+    c.pad_last_batch = spec_.get<bool>("pad_last_batch");
+    c.random_shuffle = spec_.get<bool>("random_shuffle");
+    c.shuffle_after_epoch = spec_.get<bool>("shuffle_after_epoch");
+    c.initial_fill = spec_.get<int>("initial_fill");
+    c.seed = spec_.seed;
+    try {
+      order_ = std::make_unique<readers::SampleOrder>(c);
+    } catch (const Error& e) {
+      throw e.with_context(spec_.display_name());
+    }
+  }
+
+  const std::vector<readers::Pick>& picks() const { return picks_; }
+  int64_t num_samples() const { return num_samples_; }
+
+ private:
+  readers::Pick next_good() {
+    for (;;) {
+      readers::Pick p = order_->next();
+      if (!bad_.count(p.index)) return p;
+    }
+  }
+
+  int64_t num_samples_ = 0;
+  std::unique_ptr<readers::SampleOrder> order_;
+  std::vector<readers::Pick> picks_;
+  std::set<int64_t> bad_;
+};
+
+}  // namespace stoker

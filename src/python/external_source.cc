@@ -1,0 +1,326 @@
+// fn.external_source: batches from the user's Python code, as a CPU batch operator of the graph.
+//
+// The Python side (python/stoker/external_source.py) knows the kinds of sources (callables,
+// iterables, generator functions, feed_input), cycling, SampleInfo/BatchInfo and epochs; it
+// gives this operator one `fetch(iteration, batch_size)` callable. The operator runs on the
+// executor's producer thread and takes the GIL only to call it and to copy the arrays it
+// returns. fetch() returns a tuple with one batch per output (an array whose first axis is the
+// batch, or a list of arrays), or None when there is no data *yet* (feed_input has not been
+// called for this iteration): the operator then waits, without the GIL, until the Python side
+// notifies it (data fed, run() asked for the iteration, the pipeline closed). Anything fetch()
+// raises (StopIteration included) fails the iteration; the Python pipeline re-raises the
+// source's own exception from run().
+//
+// The operator and the Python side share an ExternalSourceState, found through a registry by
+// the `_source_id` argument (an OpSpec holds only constants).
+#include <pybind11/numpy.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "core/error.h"
+#include "pipeline/operator.h"
+#include "python/common.h"
+
+namespace stoker::python {
+namespace {
+
+bool interpreter_alive() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsInitialized() && !Py_IsFinalizing();
+#else
+  return Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
+}
+
+class ExternalSourceState {
+ public:
+  explicit ExternalSourceState(py::object fetch) : fetch_(fetch.release().ptr()) {}
+  ~ExternalSourceState() {
+    // The last owner may be the executor, destroyed on any thread.
+    if (fetch_ && interpreter_alive()) {
+      py::gil_scoped_acquire gil;
+      Py_DECREF(fetch_);
+    }
+  }
+  ExternalSourceState(const ExternalSourceState&) = delete;
+  ExternalSourceState& operator=(const ExternalSourceState&) = delete;
+
+  int64_t id = 0;  // in the registry
+
+  // Callers hold the GIL.
+  py::object fetch(int64_t iteration, int batch_size) {
+    return py::reinterpret_borrow<py::object>(fetch_)(iteration, batch_size);
+  }
+
+  // Wakes an operator waiting for data.
+  void notify() {
+    std::lock_guard<std::mutex> g(mu_);
+    ++events_;
+    cv_.notify_all();
+  }
+  void cancel() {
+    std::lock_guard<std::mutex> g(mu_);
+    cancelled_ = true;
+    cv_.notify_all();
+  }
+  void resume() {
+    std::lock_guard<std::mutex> g(mu_);
+    cancelled_ = false;
+  }
+  bool cancelled() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return cancelled_;
+  }
+  uint64_t events() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return events_;
+  }
+  // Waits (without the GIL) for an event after `seen`, cancellation, or `timeout`.
+  void wait(uint64_t seen, std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lk(mu_);
+    cv_.wait_for(lk, timeout, [&] { return cancelled_ || events_ != seen; });
+  }
+
+ private:
+  PyObject* fetch_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  uint64_t events_ = 0;
+  bool cancelled_ = false;
+};
+
+class Registry {
+ public:
+  static Registry& get() {
+    static Registry* r = new Registry;  // never destroyed: operators may outlive static teardown
+    return *r;
+  }
+  int64_t add(const std::shared_ptr<ExternalSourceState>& s) {
+    std::lock_guard<std::mutex> g(mu_);
+    for (auto it = states_.begin(); it != states_.end();)  // forget the dead ones
+      it = it->second.expired() ? states_.erase(it) : std::next(it);
+    states_[next_] = s;
+    return next_++;
+  }
+  std::shared_ptr<ExternalSourceState> find(int64_t id) {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = states_.find(id);
+    return it == states_.end() ? nullptr : it->second.lock();
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<int64_t, std::weak_ptr<ExternalSourceState>> states_;
+  int64_t next_ = 1;
+};
+
+ErrorKind kind_of(const py::error_already_set& e) {
+  if (e.matches(PyExc_TypeError)) return ErrorKind::kTypeMismatch;
+  if (e.matches(PyExc_FileNotFoundError)) return ErrorKind::kNotFound;
+  if (e.matches(PyExc_MemoryError)) return ErrorKind::kOutOfMemory;
+  if (e.matches(PyExc_NotImplementedError)) return ErrorKind::kUnsupported;
+  if (e.matches(PyExc_OSError)) return ErrorKind::kIO;
+  return ErrorKind::kInvalidArgument;
+}
+
+// Keeps a Python object alive for as long as a sample shares its memory; the reference is
+// dropped with the GIL, on whichever thread lets the sample go.
+std::shared_ptr<void> share(const py::object& owner, void* data) {
+  PyObject* o = owner.ptr();
+  Py_INCREF(o);
+  return std::shared_ptr<void>(data, [o](void*) {
+    if (!interpreter_alive()) return;
+    py::gil_scoped_acquire gil;
+    Py_DECREF(o);
+  });
+}
+
+class ExternalSource : public Operator {
+ public:
+  explicit ExternalSource(const OpSpec& spec) : Operator(spec) {
+    state_ = Registry::get().find(spec.get<int64_t>("_source_id"));
+    if (!state_)
+      fail(ErrorKind::kInvalidArgument,
+           spec.display_name() + ": this external_source belongs to a pipeline definition that "
+                                 "no longer exists; define the pipeline again");
+    if (spec.has("layout")) layouts_ = spec.get<std::vector<std::string>>("layout");
+    if (!layouts_.empty() && static_cast<int>(layouts_.size()) != spec.num_outputs)
+      spec.arg_error("layout", "has " + std::to_string(layouts_.size()) + " layouts for " +
+                                   std::to_string(spec.num_outputs) + " outputs");
+    no_copy_ = spec.get<bool>("no_copy");
+  }
+
+  bool sample_wise() const override { return false; }
+
+  void run_batch(Workspace& ws) override {
+    // An iteration re-run after on_error='skip' replaced samples gets the same data again.
+    if (ws.iteration == cached_iteration_) {
+      ws.outputs = cached_;
+      return;
+    }
+    for (;;) {
+      if (state_->cancelled())
+        fail(ErrorKind::kInvalidArgument, spec_.display_name() + ": the pipeline was closed");
+      const uint64_t seen = state_->events();
+      {
+        py::gil_scoped_acquire gil;
+        py::object r;
+        try {
+          r = state_->fetch(ws.iteration, ws.batch_size);
+        } catch (py::error_already_set& e) {
+          throw Error(kind_of(e), spec_.display_name() + ": the source raised " + e.what());
+        }
+        if (!r.is_none()) {
+          convert(r, ws);
+          cached_iteration_ = ws.iteration;
+          cached_ = ws.outputs;
+          return;
+        }
+      }
+      state_->wait(seen, std::chrono::milliseconds(100));
+    }
+  }
+
+ private:
+  // Called with the GIL. `r` was checked by the Python side: a tuple of num_outputs batches,
+  // each a C-contiguous ndarray (first axis: samples) or a list of C-contiguous ndarrays of one
+  // dtype and number of dimensions.
+  void convert(const py::object& r, Workspace& ws) {
+    py::tuple outs = r.cast<py::tuple>();
+    STOKER_ASSERT(static_cast<int>(outs.size()) == spec_.num_outputs,
+                  "external_source fetch() returned the wrong number of outputs");
+    ws.outputs.assign(outs.size(), Batch());
+    for (size_t o = 0; o < outs.size(); ++o) {
+      std::vector<py::array> samples;
+      py::object whole;
+      if (py::isinstance<py::array>(outs[o])) {
+        whole = outs[o];
+      } else {
+        for (py::handle h : outs[o].cast<py::list>()) samples.push_back(h.cast<py::array>());
+      }
+      Batch& b = ws.outputs[o];
+      const std::string layout = layouts_.empty() ? "" : layouts_[o];
+      if (whole) {
+        py::array a = whole.cast<py::array>();
+        DType t = dtype_from_name(py::str(a.dtype()).cast<std::string>());
+        STOKER_ASSERT(t != DType::kNone && a.ndim() >= 1, "external_source: unchecked batch");
+        const int64_t n = a.shape(0);
+        Shape s(a.shape() + 1, a.shape() + a.ndim());
+        const size_t bytes = static_cast<size_t>(volume(s)) * dtype_size(t);
+        if (no_copy_) {
+          b = Batch(t, layout);
+          std::shared_ptr<void> owner = share(whole, const_cast<void*>(a.data()));
+          for (int64_t i = 0; i < n; ++i)
+            b.push_back({owner, static_cast<uint8_t*>(owner.get()) + i * bytes, s, ""});
+        } else {
+          b.allocate(*ws.host_pool, t, std::vector<Shape>(n, s), layout);
+          if (n) std::memcpy(b[0].data, a.data(), bytes * n);
+        }
+        continue;
+      }
+      STOKER_ASSERT(!samples.empty(), "external_source: empty batch");
+      DType t = dtype_from_name(py::str(samples[0].dtype()).cast<std::string>());
+      std::vector<Shape> shapes;
+      for (const py::array& a : samples) shapes.emplace_back(a.shape(), a.shape() + a.ndim());
+      if (no_copy_) {
+        b = Batch(t, layout);
+        for (size_t i = 0; i < samples.size(); ++i)
+          b.push_back({share(samples[i], const_cast<void*>(samples[i].data())),
+                       const_cast<void*>(samples[i].data()), shapes[i], ""});
+        // share() aliases each array's data pointer; Sample::data points at it.
+      } else {
+        b.allocate(*ws.host_pool, t, shapes, layout);
+        for (size_t i = 0; i < samples.size(); ++i)
+          std::memcpy(b[i].data, samples[i].data(), static_cast<size_t>(volume(shapes[i])) * dtype_size(t));
+      }
+    }
+  }
+
+  std::shared_ptr<ExternalSourceState> state_;
+  std::vector<std::string> layouts_;
+  bool no_copy_ = false;
+  int64_t cached_iteration_ = -1;
+  std::vector<Batch> cached_;
+};
+
+}  // namespace
+
+STOKER_REGISTER_OP_NAMED(external_source, "external_source") {
+  schema.doc("Data from Python: `source` is a callable, an iterable or a generator function that "
+             "returns a batch (a list of NumPy arrays, or one array whose first axis is the "
+             "batch), or, with batch=False, one sample per call; or, with no source, the data "
+             "given to Pipeline.feed_input(name, data). StopIteration from the source ends the "
+             "epoch: Pipeline.run() raises StopIteration, and Pipeline.reset() starts the next "
+             "one. Sources are called on the pipeline's producer thread, up to "
+             "prefetch_queue_depth batches ahead.")
+      .inputs(0, 0).outputs(1)
+      .legacy_name("ExternalSource")
+      .arg({.name = "source", .type = ArgType::kString, .optional = true,
+            .doc = "(a Python object) A callable (taking nothing, the iteration number, "
+                   "BatchInfo with batch_info=True, or SampleInfo with batch=False), an "
+                   "iterable, or a generator function."})
+      .arg({.name = "num_outputs", .type = ArgType::kInt, .optional = true,
+            .doc = "The number of outputs; the source then returns a tuple of that many batches "
+                   "(or samples), and the call returns a list of outputs.", .min = 1})
+      .arg({.name = "batch", .type = ArgType::kBool, .default_value = true,
+            .doc = "True: the source returns whole batches. False: it returns one sample per "
+                   "call (callables get a SampleInfo)."})
+      .arg({.name = "batch_info", .type = ArgType::kBool, .default_value = false,
+            .doc = "With batch=True: a callable source gets a BatchInfo (iteration, epoch_idx) "
+                   "instead of the iteration number."})
+      .arg({.name = "cycle", .type = ArgType::kString, .optional = true,
+            .doc = "For iterables and generator functions: False/'no' (the default: the end of "
+                   "the data ends the epoch, and the source stays exhausted), True/'quiet' (start "
+                   "over silently), 'raise' (end the epoch, then start over after "
+                   "Pipeline.reset())."})
+      .arg({.name = "layout", .type = ArgType::kStringList, .optional = true,
+            .doc = "The layout of each output (e.g. 'HWC')."})
+      .arg({.name = "dtype", .type = ArgType::kIntList, .optional = true,
+            .doc = "The element type each output must have (types.UINT8, ...); data of another "
+                   "type raises TypeError."})
+      .arg({.name = "ndim", .type = ArgType::kIntList, .optional = true,
+            .doc = "The number of dimensions each output's samples must have."})
+      .arg({.name = "no_copy", .type = ArgType::kBool, .default_value = false,
+            .doc = "Share the source's arrays instead of copying them (they must not change "
+                   "while the pipeline holds them; C-contiguous arrays only)."})
+      .arg({.name = "repeat_last", .type = ArgType::kBool, .default_value = false,
+            .doc = "With feed_input: when no new data was fed, give the last batch again."})
+      .arg({.name = "parallel", .type = ArgType::kBool, .default_value = false,
+            .doc = "Run the source in worker processes. Not available in this version of "
+                   "stoker (True raises NotImplementedError)."})
+      .arg({.name = "prefetch_queue_depth", .type = ArgType::kInt, .default_value = int64_t{1},
+            .doc = "Accepted for DALI compatibility (parallel sources only).", .min = 1})
+      .arg({.name = "blocking", .type = ArgType::kBool, .default_value = true,
+            .doc = "Accepted for DALI compatibility: the producer waits for fed data."})
+      .arg({.name = "cuda_stream", .type = ArgType::kInt, .optional = true,
+            .doc = "Accepted for DALI compatibility (GPU data only)."})
+      .arg({.name = "use_copy_kernel", .type = ArgType::kBool, .default_value = false,
+            .doc = "Accepted for DALI compatibility (GPU data only)."})
+      .arg({.name = "_source_id", .type = ArgType::kInt,
+            .doc = "Set by the Python layer: the source this operator calls."})
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ExternalSource>(s); });
+}
+
+void bind_external_source(py::module_& m) {
+  py::class_<ExternalSourceState, std::shared_ptr<ExternalSourceState>>(
+      m, "ExternalSourceState", "The link between fn.external_source's Python side and its operator.")
+      .def(py::init([](py::object fetch) {
+             auto s = std::make_shared<ExternalSourceState>(fetch);
+             s->id = Registry::get().add(s);
+             return s;
+           }),
+           py::arg("fetch"))
+      .def_property_readonly("id", [](const ExternalSourceState& s) { return s.id; },
+                             "The value of the operator's _source_id argument.")
+      .def("notify", &ExternalSourceState::notify, "Wakes the operator if it waits for data.")
+      .def("cancel", &ExternalSourceState::cancel,
+           "Makes a waiting operator give up (the pipeline is being closed).")
+      .def("resume", &ExternalSourceState::resume, "Undoes cancel() (the pipeline is built again).");
+}
+
+}  // namespace stoker::python
