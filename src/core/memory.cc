@@ -65,8 +65,12 @@ std::shared_ptr<void> MemoryPool::allocate(size_t bytes) {
   void* p = nullptr;
   {
     std::lock_guard<std::mutex> g(mu_);
-    auto it = free_.find(cls);
-    if (it != free_.end()) {
+    // Best fit among cached blocks up to twice the size: with sizes that vary from batch to
+    // batch (decoded images), exact-class reuse alone lets the cache grow to many times what is
+    // in use.
+    auto it = free_.lower_bound(cls);
+    if (it != free_.end() && it->first <= 2 * cls) {
+      cls = it->first;
       p = it->second;
       free_.erase(it);
     } else {

@@ -146,6 +146,19 @@ TEST(MemoryPool, ReusesBlocksAndCountsThem) {
   EXPECT_EQ(pool->stats().reserved, 0u);
 }
 
+TEST(MemoryPool, ReusesTheSmallestCachedBlockUpToTwiceTheSize) {
+  auto pool = std::make_shared<MemoryPool>(host_resource(), "host");
+  pool->allocate(5000).reset();
+  auto a = pool->allocate(3000);  // the cached 5120-byte block is within 2x: reused
+  EXPECT_EQ(pool->stats().num_upstream_allocations, 1u);
+  EXPECT_EQ(pool->stats().allocated, MemoryPool::size_class(5000));
+  a.reset();
+  auto b = pool->allocate(2000);  // 5120 > 2 x 2048: a new block
+  EXPECT_EQ(pool->stats().num_upstream_allocations, 2u);
+  b.reset();
+  EXPECT_EQ(pool->stats().allocated, 0u);
+}
+
 TEST(MemoryPool, SizeClassesWasteAtMostAnEighth) {
   for (size_t n : {1ul, 255ul, 256ul, 257ul, 1000ul, 4097ul, 1ul << 20, (1ul << 20) + 1, 123456789ul}) {
     size_t c = MemoryPool::size_class(n);
