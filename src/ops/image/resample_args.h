@@ -1,6 +1,6 @@
 // The resampling arguments DALI's resizing operators share (interp_type, min_filter, mag_filter,
-// antialias) and how they become kernels::ResampleParams, for random_resized_crop and the
-// decoders' fused resize. resize.cc has its own copy of to_filter today; it can move here.
+// antialias) and how they become kernels::ResampleParams, for resize, random_resized_crop and
+// the decoders' fused resize.
 #pragma once
 #include <algorithm>
 #include <string>

@@ -1,23 +1,12 @@
 // resize: DALI's sizing rules (resize_attr.h) and the separable resampling kernel.
 #include "kernels/cpu/imgproc/resample.h"
 #include "ops/image/image_types.h"
+#include "ops/image/resample_args.h"
 #include "ops/image/resize_attr.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
 namespace {
-
-kernels::ResampleFilter to_filter(int64_t interp, const OpSpec& spec, const char* arg) {
-  switch (static_cast<InterpType>(interp)) {
-    case InterpType::kNN: return kernels::ResampleFilter::kNearest;
-    case InterpType::kLinear: return kernels::ResampleFilter::kLinear;
-    case InterpType::kCubic: return kernels::ResampleFilter::kCubic;
-    case InterpType::kLanczos3: return kernels::ResampleFilter::kLanczos3;
-    case InterpType::kTriangular: return kernels::ResampleFilter::kTriangular;
-    case InterpType::kGaussian: return kernels::ResampleFilter::kGaussian;
-  }
-  spec.arg_error(arg, "is not a known interpolation type: " + std::to_string(interp) + ".");
-}
 
 bool supported_dtype(DType t) {
   return t == DType::kUInt8 || t == DType::kInt16 || t == DType::kUInt16 || t == DType::kFloat32;
@@ -26,21 +15,15 @@ bool supported_dtype(DType t) {
 class Resize : public Operator {
  public:
   explicit Resize(const OpSpec& spec) : Operator(spec) {
-    int64_t interp = spec.get<int64_t>("interp_type");
-    kernels::ResampleFilter f = to_filter(interp, spec, "interp_type");
     std::string parity = spec.get<std::string>("parity");
-    if (parity == "pil") params_ = kernels::ResampleParams::pil(f);
-    else if (parity == "opencv") params_ = kernels::ResampleParams::opencv(f);
-    else {
-      // DALI's geometry and filters; at the borders, taps outside the image are dropped and the
-      // rest renormalised (as Pillow and torchvision's antialias do) rather than clamped, so an
-      // antialiased shrink does not over-weight the edge pixels.
-      params_.min_filter = params_.mag_filter = f;
-      params_.border = kernels::ResampleBorder::kRenormalize;
+    if (parity == "default") {
+      params_ = resample_params(spec);
+    } else {
+      auto f = to_resample_filter(spec.get<int64_t>("interp_type"), spec, "interp_type");
+      params_ = parity == "pil" ? kernels::ResampleParams::pil(f) : kernels::ResampleParams::opencv(f);
+      if (spec.has("min_filter")) params_.min_filter = to_resample_filter(spec.get<int64_t>("min_filter"), spec, "min_filter");
+      if (spec.has("mag_filter")) params_.mag_filter = to_resample_filter(spec.get<int64_t>("mag_filter"), spec, "mag_filter");
     }
-    if (spec.has("min_filter")) params_.min_filter = to_filter(spec.get<int64_t>("min_filter"), spec, "min_filter");
-    if (spec.has("mag_filter")) params_.mag_filter = to_filter(spec.get<int64_t>("mag_filter"), spec, "mag_filter");
-    if (parity == "default") params_.antialias = spec.get<bool>("antialias");
     if (spec.has("dtype")) {
       dtype_ = static_cast<DType>(spec.get<int64_t>("dtype"));
       if (!supported_dtype(dtype_))
@@ -203,15 +186,6 @@ STOKER_REGISTER_OP_NAMED(resize, "resize") {
             .doc = "End of the source region; a start above the end flips that axis.", .tensor = true})
       .arg({.name = "roi_relative", .type = ArgType::kBool, .default_value = false,
             .doc = "roi_start and roi_end are fractions of the input size."})
-      .arg({.name = "interp_type", .type = ArgType::kInterpType, .default_value = int64_t{1},
-            .doc = "Interpolation: INTERP_NN, INTERP_LINEAR, INTERP_CUBIC, INTERP_LANCZOS3, "
-                   "INTERP_TRIANGULAR or INTERP_GAUSSIAN."})
-      .arg({.name = "min_filter", .type = ArgType::kInterpType, .optional = true,
-            .doc = "Filter when shrinking (default: interp_type)."})
-      .arg({.name = "mag_filter", .type = ArgType::kInterpType, .optional = true,
-            .doc = "Filter when enlarging (default: interp_type)."})
-      .arg({.name = "antialias", .type = ArgType::kBool, .default_value = true,
-            .doc = "Widen the filter when shrinking, so that the result does not alias."})
       .arg({.name = "dtype", .type = ArgType::kDType, .optional = true,
             .doc = "Output type: UINT8, INT16, UINT16 or FLOAT (default: the input's)."})
       .arg({.name = "parity", .type = ArgType::kString, .default_value = std::string("default"),
@@ -225,6 +199,7 @@ STOKER_REGISTER_OP_NAMED(resize, "resize") {
       .arg({.name = "temp_buffer_hint", .type = ArgType::kInt, .default_value = int64_t{0},
             .doc = "Accepted for DALI compatibility; scratch memory is sized by use.", .min = 0})
       .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Resize>(s); });
+  add_resample_args(schema, "of the resize");
 }
 
 }  // namespace stoker
