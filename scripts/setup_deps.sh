@@ -10,6 +10,12 @@ command -v g++ >/dev/null || _need_apt+=(g++)
 command -v ccache >/dev/null || _need_apt+=(ccache)
 # Optional: LMDB for readers.caffe / readers.caffe2 (without it they say "built without LMDB").
 [ -f /usr/include/lmdb.h ] || _need_apt+=(liblmdb-dev)
+# Optional image formats (without them, decoding that format says "built without X"):
+# TIFF (libtiff), WebP (libwebp), JPEG 2000 (OpenJPEG). JSON for readers.coco (header-only).
+[ -f /usr/include/tiffio.h ] || [ -f /usr/include/x86_64-linux-gnu/tiffio.h ] || _need_apt+=(libtiff-dev)
+[ -f /usr/include/webp/decode.h ] || _need_apt+=(libwebp-dev)
+ls /usr/include/openjpeg-2*/openjpeg.h >/dev/null 2>&1 || _need_apt+=(libopenjp2-7-dev)
+[ -f /usr/include/nlohmann/json.hpp ] || _need_apt+=(nlohmann-json3-dev)
 if [ ${#_need_apt[@]} -gt 0 ]; then
   echo "Installing system packages: ${_need_apt[*]}"
   if [ "$(id -u)" = 0 ]; then _sudo=""; else _sudo="sudo"; fi
@@ -34,6 +40,7 @@ if [ "${STOKER_TEST_DEPS:-0}" = 1 ]; then
   python3 -c "import jax" 2>/dev/null || _need_pip+=("jax==0.10.2" "jaxlib==0.10.2")
   python3 -c "import tensorflow" 2>/dev/null || _need_pip+=("tensorflow-cpu==2.21.0")
   python3 -c "import lmdb" 2>/dev/null || _need_pip+=("lmdb")  # writes the LMDB test fixtures
+  python3 -c "import pycocotools" 2>/dev/null || _need_pip+=("pycocotools")  # readers.coco masks reference
   if [ ${#_need_pip[@]} -gt 0 ]; then
     echo "Installing test frameworks: ${_need_pip[*]}"
     python3 -m pip install -q "${_need_pip[@]}" || echo "warning: could not install ${_need_pip[*]}; their tests will skip"

@@ -237,15 +237,20 @@ SchemaRegistry& SchemaRegistry::get() {
 }
 
 OpSchema& SchemaRegistry::add(const std::string& name) {
+  STOKER_ASSERT(defined_.insert(name).second, "operator registered twice: " + name);
+  return extend(name);
+}
+
+OpSchema& SchemaRegistry::extend(const std::string& name) {
   auto& slot = schemas_[name];
-  STOKER_ASSERT(!slot, "operator registered twice: " + name);
-  slot = std::make_unique<OpSchema>(name);
+  if (!slot) slot = std::make_unique<OpSchema>(name);
   return *slot;
 }
 
 const OpSchema* SchemaRegistry::find(const std::string& name) const {
   auto it = schemas_.find(name);
-  return it == schemas_.end() ? nullptr : it->second.get();
+  if (it == schemas_.end() || !defined_.count(name)) return nullptr;
+  return it->second.get();
 }
 
 const OpSchema& SchemaRegistry::at(const std::string& name) const {
@@ -256,7 +261,10 @@ const OpSchema& SchemaRegistry::at(const std::string& name) const {
 
 std::vector<const OpSchema*> SchemaRegistry::all() const {
   std::vector<const OpSchema*> r;
-  for (auto& [n, s] : schemas_) r.push_back(s.get());
+  for (auto& [n, s] : schemas_) {
+    STOKER_ASSERT(defined_.count(n), "a backend was added to '" + n + "', which is never defined");
+    r.push_back(s.get());
+  }
   return r;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -107,13 +108,18 @@ class OpSchema {
 class SchemaRegistry {
  public:
   static SchemaRegistry& get();
+  // Defines the operator `name` (once, in the .cc of its CPU backend).
   OpSchema& add(const std::string& name);
+  // The schema `name` to add a backend to from another translation unit (the CUDA one of a GPU
+  // twin), whichever static initialiser runs first.
+  OpSchema& extend(const std::string& name);
   const OpSchema* find(const std::string& name) const;
   const OpSchema& at(const std::string& name) const;  // throws a ValueError-kind error
   std::vector<const OpSchema*> all() const;
 
  private:
   std::map<std::string, std::unique_ptr<OpSchema>> schemas_;
+  std::set<std::string> defined_;
 };
 
 // Registers a schema at static-initialisation time:
@@ -125,5 +131,13 @@ class SchemaRegistry {
     return true;                                                                  \
   }();                                                                            \
   static void stoker_define_##ident(::stoker::OpSchema& schema)
+
+// Adds a backend to an operator defined elsewhere (GPU twins, in their .cu):
+//   STOKER_REGISTER_BACKEND(resize_gpu, "resize", Backend::kGPU, [](const OpSpec& s) {...});
+#define STOKER_REGISTER_BACKEND(ident, opname, backend_value, ...)                \
+  static const bool stoker_backend_##ident = [] {                                 \
+    ::stoker::SchemaRegistry::get().extend(opname).backend(backend_value, __VA_ARGS__); \
+    return true;                                                                  \
+  }()
 
 }  // namespace stoker

@@ -1,6 +1,7 @@
 # Files of src/pipeline, listed one by one. (STOKER_CUDA_SOURCES: only built with CUDA.)
 list(APPEND STOKER_SOURCES
   src/pipeline/executor.cc
+  src/pipeline/gpu_batch.cc
   src/pipeline/operator.cc
   src/pipeline/schema.cc)
 # GPU stages: the CUDA implementation, or the one that says the build has no CUDA.

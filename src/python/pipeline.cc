@@ -111,7 +111,12 @@ void bind_pipeline(py::module_& m) {
              p.exec_pipelined = exec_pipelined;
              std::vector<GraphOp> graph;
              int64_t instance = 0;
-             for (py::handle h : ops) graph.push_back(make_op(h.cast<py::dict>(), instance++, p.seed));
+             for (py::handle h : ops) {
+               // Internal operators (DataNode.gpu()'s _to_gpu, ...) take no random-stream key,
+               // so that moving data to the GPU does not change any operator's random choices.
+               graph.push_back(make_op(h.cast<py::dict>(), instance, p.seed));
+               if (graph.back().spec.schema->name().rfind("_", 0) != 0) ++instance;
+             }
              std::vector<NodeRef> outs;
              for (py::handle h : outputs) outs.push_back(parse_ref(h));
              py::gil_scoped_release nogil;

@@ -1,6 +1,7 @@
 # Files of src/codecs/nvjpeg: nvJPEG loaded at run time (CUDA builds only; no nvJPEG needed to
 # build).
 list(APPEND STOKER_CUDA_SOURCES
+  src/codecs/nvjpeg/nvjpeg_decoder.cc
   src/codecs/nvjpeg/nvjpeg_loader.cc)
 list(APPEND STOKER_CUDA_TEST_SOURCES
   tests/cpp/cuda/nvjpeg_test.cc)

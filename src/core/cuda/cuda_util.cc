@@ -130,6 +130,12 @@ int current_device() {
   return d;
 }
 
+int cuda_device_major(int device) {
+  int major = 0;
+  STOKER_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  return major;
+}
+
 DeviceGuard::DeviceGuard(int device) {
   if (device < 0) return;
   check_device(device);

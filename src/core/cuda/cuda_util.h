@@ -64,6 +64,8 @@ class DeviceGuard {
 };
 
 int current_device();
+// The major compute capability of `device` (8: Ampere, 9: Hopper, ...).
+int cuda_device_major(int device);
 
 // An owned non-blocking stream: it never synchronises with the legacy default stream, so work
 // queued on it runs alongside other libraries' default-stream work (DESIGN.md: never the

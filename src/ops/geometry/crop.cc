@@ -4,10 +4,10 @@
 namespace stoker {
 namespace {
 
-class Crop : public Operator {
+class Crop : public geometry::SliceOperator {
  public:
   explicit Crop(const OpSpec& spec)
-      : Operator(spec), crop_(spec_), policy_(geometry::out_of_bounds_policy(spec)) {
+      : SliceOperator(spec), crop_(spec_), policy_(geometry::out_of_bounds_policy(spec)) {
     if (spec.has("dtype")) dtype_ = static_cast<DType>(spec.get<int64_t>("dtype"));
     fill_ = spec.get<std::vector<double>>("fill_values");
   }
@@ -36,16 +36,12 @@ class Crop : public Operator {
     return {desc};
   }
 
-  void run_sample(Workspace& ws, int64_t i, int) override {
-    geometry::run_slice(ws.input(0), ws.output(0), i, args_[i]);
-  }
 
  private:
   geometry::CropWindow crop_;
   geometry::OutOfBounds policy_;
   DType dtype_ = DType::kNone;
   std::vector<double> fill_;
-  std::vector<kernels::SliceArgs> args_;
 };
 
 }  // namespace
@@ -63,7 +59,8 @@ STOKER_REGISTER_OP_NAMED(crop, "crop") {
                    "the input's type."});
   geometry::add_crop_args(schema);
   geometry::add_out_of_bounds_args(schema);
-  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Crop>(s); });
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Crop>(s); })
+      STOKER_SLICE_GPU_BACKEND(Crop);
 }
 
 }  // namespace stoker

@@ -13,10 +13,10 @@ namespace {
 using geometry::axis_index;
 using geometry::layout_repr;
 
-class CropMirrorNormalize : public Operator {
+class CropMirrorNormalize : public geometry::SliceOperator {
  public:
   explicit CropMirrorNormalize(const OpSpec& spec)
-      : Operator(spec), crop_(spec_), policy_(geometry::out_of_bounds_policy(spec)) {
+      : SliceOperator(spec), crop_(spec_), policy_(geometry::out_of_bounds_policy(spec)) {
     dtype_ = static_cast<DType>(spec.get<int64_t>("dtype"));
     if (dtype_ != DType::kFloat32 && dtype_ != DType::kFloat16 && dtype_ != DType::kUInt8 &&
         dtype_ != DType::kInt8)
@@ -79,9 +79,6 @@ class CropMirrorNormalize : public Operator {
     return {desc};
   }
 
-  void run_sample(Workspace& ws, int64_t i, int) override {
-    geometry::run_slice(ws.input(0), ws.output(0), i, args_[i]);
-  }
 
  private:
   static int64_t next_pow2(int64_t c) {
@@ -140,7 +137,6 @@ class CropMirrorNormalize : public Operator {
   bool pad_output_ = false;
   double scale_ = 1, shift_ = 0;
   std::vector<double> fill_;
-  std::vector<kernels::SliceArgs> args_;
 };
 
 }  // namespace
@@ -174,7 +170,8 @@ STOKER_REGISTER_OP_NAMED(crop_mirror_normalize, "crop_mirror_normalize") {
             .doc = "Added to the scaled result."});
   geometry::add_crop_args(schema);
   geometry::add_out_of_bounds_args(schema);
-  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<CropMirrorNormalize>(s); });
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<CropMirrorNormalize>(s); })
+      STOKER_SLICE_GPU_BACKEND(CropMirrorNormalize);
 }
 
 }  // namespace stoker

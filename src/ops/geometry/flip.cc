@@ -4,9 +4,9 @@
 namespace stoker {
 namespace {
 
-class Flip : public Operator {
+class Flip : public geometry::SliceOperator {
  public:
-  explicit Flip(const OpSpec& spec) : Operator(spec) {}
+  explicit Flip(const OpSpec& spec) : SliceOperator(spec) {}
 
   std::vector<OutputDesc> setup(Workspace& ws) override {
     const Batch& in = ws.input(0);
@@ -37,12 +37,8 @@ class Flip : public Operator {
     return {OutputDesc{in.dtype(), layout, in.shapes()}};
   }
 
-  void run_sample(Workspace& ws, int64_t i, int) override {
-    geometry::run_slice(ws.input(0), ws.output(0), i, args_[i]);
-  }
 
  private:
-  std::vector<kernels::SliceArgs> args_;
 };
 
 }  // namespace
@@ -60,7 +56,8 @@ STOKER_REGISTER_OP_NAMED(flip, "flip") {
             .doc = "Flip the vertical axis (H) if nonzero.", .tensor = true})
       .arg({.name = "depthwise", .type = ArgType::kInt, .default_value = int64_t{0},
             .doc = "Flip the depth axis (D) if nonzero.", .tensor = true})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Flip>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Flip>(s); })
+      STOKER_SLICE_GPU_BACKEND(Flip);
 }
 
 }  // namespace stoker

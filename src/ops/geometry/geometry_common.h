@@ -58,5 +58,45 @@ double unit_arg(const Workspace& ws, const std::string& name, int64_t sample, do
 bool slice_converts(DType out, DType in);
 void run_slice(const Batch& in, Batch& out, int64_t sample, const kernels::SliceArgs& args);
 
+// The operators that are one call of the slice kernel per sample (crop, slice, flip, transpose,
+// pad, paste, crop_mirror_normalize): setup() computes args_ and the output shapes, and the
+// sample's run is the kernel.
+class SliceOperator : public Operator {
+ public:
+  using Operator::Operator;
+  void run_sample(Workspace& ws, int64_t i, int) override {
+    run_slice(ws.input(0), ws.output(0), i, args_[i]);
+  }
+
+ protected:
+  std::vector<kernels::SliceArgs> args_;
+};
+
+// Their GPU twin: the CPU operator's setup (so the same arguments, checks, shapes and random
+// choices), then the whole batch in one launch of the GPU slice kernel.
+void run_slice_gpu(Workspace& ws, const std::vector<OutputDesc>& descs,
+                   const std::vector<kernels::SliceArgs>& args);
+
+template <class Op>
+class SliceGpu final : public Op {
+ public:
+  using Op::Op;
+  bool sample_wise() const override { return false; }
+  void run_batch(Workspace& ws) override {
+    std::vector<OutputDesc> descs = this->setup(ws);
+    run_slice_gpu(ws, descs, this->args_);
+  }
+};
+
 }  // namespace geometry
 }  // namespace stoker
+
+// Chained after a SliceOperator's CPU backend: `.backend(kCPU, ...) STOKER_SLICE_GPU_BACKEND(Op);`
+#ifdef STOKER_WITH_CUDA
+#define STOKER_SLICE_GPU_BACKEND(Op)                                      \
+  .backend(::stoker::Backend::kGPU, [](const ::stoker::OpSpec& s) {       \
+    return std::make_unique<::stoker::geometry::SliceGpu<Op>>(s);         \
+  })
+#else
+#define STOKER_SLICE_GPU_BACKEND(Op)
+#endif

@@ -5,9 +5,9 @@
 namespace stoker {
 namespace {
 
-class Pad : public Operator {
+class Pad : public geometry::SliceOperator {
  public:
-  explicit Pad(const OpSpec& spec) : Operator(spec) {
+  explicit Pad(const OpSpec& spec) : SliceOperator(spec) {
     if (spec.has("axis_names")) axis_names_ = spec.get<std::string>("axis_names");
     if (spec.has("axes")) axes_ = spec.get<std::vector<int64_t>>("axes");
     if (!axis_names_.empty() && !axes_.empty())
@@ -58,9 +58,6 @@ class Pad : public Operator {
     return {desc};
   }
 
-  void run_sample(Workspace& ws, int64_t i, int) override {
-    geometry::run_slice(ws.input(0), ws.output(0), i, args_[i]);
-  }
 
  private:
   std::vector<int> resolve_axes(const std::string& layout, int nd) const {
@@ -88,7 +85,6 @@ class Pad : public Operator {
 
   std::string axis_names_;
   std::vector<int64_t> axes_, align_;
-  std::vector<kernels::SliceArgs> args_;
 };
 
 }  // namespace
@@ -112,7 +108,8 @@ STOKER_REGISTER_OP_NAMED(pad, "pad") {
             .doc = "Extent per padded axis; -1 pads to the batch's largest extent; an extent "
                    "smaller than the sample's keeps the sample's (alignment still applies).",
             .tensor = true})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Pad>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Pad>(s); })
+      STOKER_SLICE_GPU_BACKEND(Pad);
 }
 
 }  // namespace stoker

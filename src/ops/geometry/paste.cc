@@ -5,9 +5,9 @@
 namespace stoker {
 namespace {
 
-class Paste : public Operator {
+class Paste : public geometry::SliceOperator {
  public:
-  explicit Paste(const OpSpec& spec) : Operator(spec) {
+  explicit Paste(const OpSpec& spec) : SliceOperator(spec) {
     n_channels_ = spec.get<int64_t>("n_channels");
     fill_ = spec.get<std::vector<double>>("fill_value");
     if (fill_.size() != 1 && static_cast<int64_t>(fill_.size()) != n_channels_)
@@ -59,14 +59,10 @@ class Paste : public Operator {
     return {desc};
   }
 
-  void run_sample(Workspace& ws, int64_t i, int) override {
-    geometry::run_slice(ws.input(0), ws.output(0), i, args_[i]);
-  }
 
  private:
   int64_t n_channels_ = 3;
   std::vector<double> fill_;
-  std::vector<kernels::SliceArgs> args_;
 };
 
 }  // namespace
@@ -94,7 +90,8 @@ STOKER_REGISTER_OP_NAMED(paste, "paste") {
             .tensor = true, .min = 0.0, .max = 1.0})
       .arg({.name = "min_canvas_size", .type = ArgType::kFloat, .default_value = 0.0,
             .doc = "Smallest canvas height and width.", .tensor = true, .min = 0.0})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Paste>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Paste>(s); })
+      STOKER_SLICE_GPU_BACKEND(Paste);
 }
 
 }  // namespace stoker

@@ -10,9 +10,9 @@ namespace {
 const char* const kNamedStart[] = {"start", "rel_start"};
 const char* const kNamedEnd[] = {"end", "rel_end", "shape", "rel_shape"};
 
-class Slice : public Operator {
+class Slice : public geometry::SliceOperator {
  public:
-  explicit Slice(const OpSpec& spec) : Operator(spec), policy_(geometry::out_of_bounds_policy(spec)) {
+  explicit Slice(const OpSpec& spec) : SliceOperator(spec), policy_(geometry::out_of_bounds_policy(spec)) {
     normalized_anchor_ = spec.get<bool>("normalized_anchor");
     normalized_shape_ = spec.get<bool>("normalized_shape");
     if (spec.has("dtype")) dtype_ = static_cast<DType>(spec.get<int64_t>("dtype"));
@@ -112,9 +112,6 @@ class Slice : public Operator {
     return {desc};
   }
 
-  void run_sample(Workspace& ws, int64_t i, int) override {
-    geometry::run_slice(ws.input(0), ws.output(0), i, args_[i]);
-  }
 
  private:
   bool given(const std::string& a) const { return spec_.has(a) || spec_.is_tensor_arg(a); }
@@ -175,7 +172,6 @@ class Slice : public Operator {
   std::string start_arg_, end_arg_;
   std::string axis_names_;
   std::vector<int64_t> axes_;
-  std::vector<kernels::SliceArgs> args_;
 };
 
 }  // namespace
@@ -213,7 +209,8 @@ STOKER_REGISTER_OP_NAMED(slice, "slice") {
       .arg({.name = "dtype", .type = ArgType::kDType, .optional = true,
             .doc = "Output type: FLOAT, FLOAT16, UINT8 or INT8; default: the input's type."});
   geometry::add_out_of_bounds_args(schema);
-  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Slice>(s); });
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Slice>(s); })
+      STOKER_SLICE_GPU_BACKEND(Slice);
 }
 
 }  // namespace stoker

@@ -10,3 +10,6 @@ list(APPEND STOKER_SOURCES
   src/ops/geometry/paste.cc
   src/ops/geometry/slice.cc
   src/ops/geometry/transpose.cc)
+# GPU twins (CUDA builds only).
+list(APPEND STOKER_CUDA_SOURCES
+  src/ops/geometry/slice_gpu.cc)

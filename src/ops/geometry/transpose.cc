@@ -4,9 +4,9 @@
 namespace stoker {
 namespace {
 
-class Transpose : public Operator {
+class Transpose : public geometry::SliceOperator {
  public:
-  explicit Transpose(const OpSpec& spec) : Operator(spec) {
+  explicit Transpose(const OpSpec& spec) : SliceOperator(spec) {
     if (spec.has("perm")) {
       perm_ = spec.get<std::vector<int64_t>>("perm");
       std::vector<bool> seen(perm_.size(), false);
@@ -59,15 +59,11 @@ class Transpose : public Operator {
     return {desc};
   }
 
-  void run_sample(Workspace& ws, int64_t i, int) override {
-    geometry::run_slice(ws.input(0), ws.output(0), i, args_[i]);
-  }
 
  private:
   std::vector<int64_t> perm_;
   std::string output_layout_;
   bool transpose_layout_ = true;
-  std::vector<kernels::SliceArgs> args_;
 };
 
 }  // namespace
@@ -83,7 +79,8 @@ STOKER_REGISTER_OP_NAMED(transpose, "transpose") {
             .doc = "Layout of the output; when given, transpose_layout is ignored."})
       .arg({.name = "transpose_layout", .type = ArgType::kBool, .default_value = true,
             .doc = "Permute the layout's axis names with the data; otherwise keep the input's layout."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Transpose>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Transpose>(s); })
+      STOKER_SLICE_GPU_BACKEND(Transpose);
 }
 
 }  // namespace stoker

@@ -1,6 +1,7 @@
 // decoders.image: encoded images (JPEG, PNG) to HWC pixels on the CPU; and the base that the
 // cropping decoders (decoder_crop.cc) share with it.
 #include "ops/image/decoder.h"
+#include "ops/image/decoder_mixed.h"
 
 #include <algorithm>
 #include <cmath>
@@ -201,6 +202,39 @@ void ImageDecoderBase::add_args(OpSchema& schema) {
       .arg({.name = "fallback_value", .type = ArgType::kInt, .default_value = int64_t{0},
             .doc = "stoker: the pixel value of that replacement image.", .min = 0, .max = 65535});
   add_on_error_arg(schema, /*can_replace=*/true);
+  // The mixed (GPU) backend's options, as DALI names them; the CPU backend ignores them.
+  schema
+      .arg({.name = "hw_decoder_load", .type = ArgType::kFloat, .default_value = 0.65,
+            .doc = "device='mixed': the share of the JPEGs the GPU's hardware engines decode on an "
+                   "A100 (the rest go to the CUDA cores at the same time); later GPUs' engines "
+                   "take every JPEG they can.", .min = 0.0, .max = 1.0})
+      .arg({.name = "jpeg_fancy_upsampling", .type = ArgType::kBool, .default_value = false,
+            .doc = "device='mixed': interpolate chroma as the CPU decoder (libjpeg-turbo) does."})
+      .arg({.name = "hybrid_huffman_threshold", .type = ArgType::kInt, .default_value = int64_t{1000000},
+            .doc = "Accepted for DALI compatibility (nvJPEG chooses where Huffman decoding runs)."})
+      .arg({.name = "device_memory_padding", .type = ArgType::kInt, .default_value = int64_t{16777216},
+            .doc = "Accepted for DALI compatibility (stoker's pools size themselves)."})
+      .arg({.name = "host_memory_padding", .type = ArgType::kInt, .default_value = int64_t{8388608},
+            .doc = "Accepted for DALI compatibility (stoker's pools size themselves)."})
+      .arg({.name = "device_memory_padding_jpeg2k", .type = ArgType::kInt, .default_value = int64_t{0},
+            .doc = "Accepted for DALI compatibility."})
+      .arg({.name = "host_memory_padding_jpeg2k", .type = ArgType::kInt, .default_value = int64_t{0},
+            .doc = "Accepted for DALI compatibility."})
+      .arg({.name = "preallocate_width_hint", .type = ArgType::kInt, .default_value = int64_t{0},
+            .doc = "Accepted for DALI compatibility."})
+      .arg({.name = "preallocate_height_hint", .type = ArgType::kInt, .default_value = int64_t{0},
+            .doc = "Accepted for DALI compatibility."})
+      .arg({.name = "affine", .type = ArgType::kBool, .default_value = true,
+            .doc = "Accepted for DALI compatibility (stoker's threads are not pinned)."})
+      .arg({.name = "split_stages", .type = ArgType::kBool, .default_value = false,
+            .doc = "Accepted for DALI compatibility."})
+      .arg({.name = "use_chunk_allocator", .type = ArgType::kBool, .default_value = false,
+            .doc = "Accepted for DALI compatibility."});
+}
+
+void ImageDecoderBase::prepare_mixed() {
+  // nvJPEG has no DCT-domain scaling on CUDA cores: the mixed decoders decode at full size.
+  if (resize_) resize_->dct_downscale = false;
 }
 
 STOKER_REGISTER_OP_NAMED(decoders_image, "decoders.image") {
@@ -209,7 +243,8 @@ STOKER_REGISTER_OP_NAMED(decoders_image, "decoders.image") {
       .inputs(1, 1, {"encoded"}).outputs(1)
       .legacy_name("ImageDecoder").legacy_name("decoders.Image");
   ImageDecoderBase::add_args(schema);
-  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ImageDecoderBase>(s); });
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ImageDecoderBase>(s); })
+      STOKER_MIXED_DECODER_BACKEND(ImageDecoderBase);
 }
 
 }  // namespace stoker

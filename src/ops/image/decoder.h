@@ -10,6 +10,7 @@
 // 1/8 of the size with libjpeg's DCT scaling, as long as the window then still has at least as
 // many pixels as the output on both axes; the resampling then starts from fewer pixels.
 #pragma once
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -44,7 +45,13 @@ class ImageDecoderBase : public Operator {
   };
   std::optional<FusedResize> resize_;
 
- private:
+  // The 'mixed' backend (decoder_mixed.cc, CUDA builds only): the same planning, then nvJPEG
+  // (hardware engines, then CUDA cores) for the JPEGs it takes and the CPU decoder for the rest,
+  // in one device batch. MixedDecoder<Op> (decoder_mixed.h) makes a decoder's mixed twin.
+  void prepare_mixed();
+  void run_batch_mixed(Workspace& ws);
+
+ protected:
   struct SamplePlan {
     codecs::ImageInfo info;
     codecs::DecodeParams params;              // roi and scale of the decode
@@ -62,6 +69,8 @@ class ImageDecoderBase : public Operator {
   std::vector<int64_t> fallback_shape_;  // H, W of the replacement image
   int64_t fallback_value_ = 0;
   std::vector<SamplePlan> plans_;
+  struct MixedState;
+  std::shared_ptr<MixedState> mixed_;  // the nvJPEG decoder and its options (mixed backend)
 };
 
 // The largest DCT scale denominator (1, 2, 4 or 8) at which a window of h x w stored pixels

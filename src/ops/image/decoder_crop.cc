@@ -8,6 +8,7 @@
 
 #include "ops/geometry/geometry_common.h"
 #include "ops/image/decoder.h"
+#include "ops/image/decoder_mixed.h"
 #include "ops/image/random_crop_attr.h"
 #include "ops/image/resample_args.h"
 
@@ -210,7 +211,8 @@ STOKER_REGISTER_OP_NAMED(decoders_image_crop, "decoders.image_crop") {
       .legacy_name("ImageDecoderCrop").legacy_name("decoders.ImageCrop");
   ImageDecoderBase::add_args(schema);
   geometry::add_crop_args(schema);
-  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ImageCropDecoder>(s); });
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ImageCropDecoder>(s); })
+      STOKER_MIXED_DECODER_BACKEND(ImageCropDecoder);
 }
 
 STOKER_REGISTER_OP_NAMED(decoders_image_slice, "decoders.image_slice") {
@@ -241,7 +243,8 @@ STOKER_REGISTER_OP_NAMED(decoders_image_slice, "decoders.image_slice") {
       .arg({.name = "rel_shape", .type = ArgType::kFloatList, .optional = true,
             .doc = "Extent of the slice per axis, relative to the image's.", .tensor = true});
   ImageDecoderBase::add_args(schema);
-  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ImageSliceDecoder>(s); });
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ImageSliceDecoder>(s); })
+      STOKER_MIXED_DECODER_BACKEND(ImageSliceDecoder);
 }
 
 STOKER_REGISTER_OP_NAMED(decoders_image_random_crop, "decoders.image_random_crop") {
@@ -265,7 +268,8 @@ STOKER_REGISTER_OP_NAMED(decoders_image_random_crop, "decoders.image_random_crop
                    "when the window keeps at least `size` pixels; False decodes at full size "
                    "(exactly decode, crop, resize)."});
   add_resample_args(schema, "of the fused resize (stoker extension, only with `size`)");
-  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ImageRandomCropDecoder>(s); });
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ImageRandomCropDecoder>(s); })
+      STOKER_MIXED_DECODER_BACKEND(ImageRandomCropDecoder);
 }
 
 }  // namespace stoker

@@ -5,6 +5,7 @@
 #include "kernels/cpu/imgproc/resample.h"
 #include "ops/image/random_crop_attr.h"
 #include "ops/image/resample_args.h"
+#include "ops/image/resample_gpu.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -87,6 +88,17 @@ class RandomResizedCrop : public Operator {
     });
   }
 
+  // After setup(): the filter and window of sample i, nullopt for an empty image (for the GPU
+  // twin).
+  std::optional<kernels::ResampleParams> sample_params(int64_t i) const {
+    const CropWindow2D& w = windows_[i];
+    if (w.h == 0 || w.w == 0) return std::nullopt;
+    kernels::ResampleParams p = params_;
+    p.roi = kernels::ResampleRoi{static_cast<double>(w.y), static_cast<double>(w.x),
+                                 static_cast<double>(w.y + w.h), static_cast<double>(w.x + w.w)};
+    return p;
+  }
+
  private:
   RandomCropArgs args_;
   kernels::ResampleParams params_;
@@ -113,7 +125,8 @@ STOKER_REGISTER_OP_NAMED(random_resized_crop, "random_resized_crop") {
             .doc = "Accepted for DALI compatibility (a GPU batching hint).", .min = 1})
       .arg({.name = "temp_buffer_hint", .type = ArgType::kInt, .default_value = int64_t{0},
             .doc = "Accepted for DALI compatibility; scratch memory is sized by use.", .min = 0});
-  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<RandomResizedCrop>(s); });
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<RandomResizedCrop>(s); })
+      STOKER_RESAMPLE_GPU_BACKEND(RandomResizedCrop);
 }
 
 }  // namespace stoker

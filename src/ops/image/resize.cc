@@ -2,6 +2,7 @@
 #include "kernels/cpu/imgproc/resample.h"
 #include "ops/image/image_types.h"
 #include "ops/image/resample_args.h"
+#include "ops/image/resample_gpu.h"
 #include "ops/image/resize_attr.h"
 #include "pipeline/operator.h"
 
@@ -105,6 +106,14 @@ class Resize : public Operator {
     });
   }
 
+  // After setup(): the filter and source window of sample i (for the GPU twin).
+  std::optional<kernels::ResampleParams> sample_params(int64_t i) const {
+    kernels::ResampleParams p = params_;
+    const ResizeResult2D& r = results_[i];
+    p.roi = kernels::ResampleRoi{r.y0, r.x0, r.y1, r.x1};
+    return p;
+  }
+
  private:
   ResizeArgs sample_args_template() const {
     ResizeArgs a = base_;
@@ -198,7 +207,8 @@ STOKER_REGISTER_OP_NAMED(resize, "resize") {
             .doc = "Accepted for DALI compatibility (a GPU batching hint).", .min = 1})
       .arg({.name = "temp_buffer_hint", .type = ArgType::kInt, .default_value = int64_t{0},
             .doc = "Accepted for DALI compatibility; scratch memory is sized by use.", .min = 0})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Resize>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Resize>(s); })
+      STOKER_RESAMPLE_GPU_BACKEND(Resize);
   add_resample_args(schema, "of the resize");
 }
 

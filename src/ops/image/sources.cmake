@@ -9,3 +9,7 @@ list(APPEND STOKER_SOURCES
 list(APPEND STOKER_TEST_SOURCES
   tests/cpp/ops/random_crop_attr_test.cc
   tests/cpp/ops/resize_attr_test.cc)
+# GPU twins and the mixed decoders (CUDA builds only).
+list(APPEND STOKER_CUDA_SOURCES
+  src/ops/image/decoder_mixed.cc
+  src/ops/image/resample_gpu.cc)

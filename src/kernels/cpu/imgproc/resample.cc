@@ -647,6 +647,29 @@ size_t resample_scratch_bytes(int64_t out_h, int64_t out_w, int64_t in_h, int64_
   return make_plan(out_h, out_w, in_h, in_w, channels, params).bytes;
 }
 
+ResampleWeights resample_weights(int64_t out_h, int64_t out_w, int64_t in_h, int64_t in_w,
+                                 int64_t channels, const ResampleParams& params) {
+  STOKER_ASSERT(out_h > 0 && out_w > 0 && in_h > 0 && in_w > 0 && channels > 0,
+                "resample_weights: empty image");
+  Plan plan = make_plan(out_h, out_w, in_h, in_w, channels, params);
+  thread_local std::vector<char> buffer;
+  size_t bytes = 64 + table_bytes(plan.y, false) + table_bytes(plan.x, false) + 64;
+  if (buffer.size() < bytes) buffer.resize(bytes);
+  Arena arena{buffer.data(), buffer.data() + buffer.size()};
+  AxisTable ty = build_table(plan.y, params, false, arena);
+  AxisTable tx = build_table(plan.x, params, false, arena);
+  ResampleWeights r;
+  r.vertical_first = plan.vertical_first;
+  auto copy = [](const AxisTable& t, int64_t n, ResampleAxisWeights& a) {
+    a.taps = t.taps;
+    a.start.assign(t.start, t.start + n);
+    a.w.assign(t.w, t.w + n * t.taps);
+  };
+  copy(ty, out_h, r.y);
+  copy(tx, out_w, r.x);
+  return r;
+}
+
 template <typename Out, typename In>
 void resample(const ImageView<Out>& out, const ImageView<const In>& in,
               const ResampleParams& params, void* scratch, size_t scratch_bytes) {

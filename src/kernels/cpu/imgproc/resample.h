@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "core/shape.h"
 
@@ -77,6 +78,27 @@ struct ResampleParams {
 // the intermediate image). Depends only on its arguments, never on the data.
 size_t resample_scratch_bytes(int64_t out_h, int64_t out_w, int64_t in_h, int64_t in_w,
                               int64_t channels, const ResampleParams& params);
+
+// The weight tables and the pass order resample() uses, for other implementations of the same
+// arithmetic (the GPU kernel): output pixel o of an axis reads `taps` source pixels from start[o]
+// on, with weights w[o * taps + k] (short windows are padded with zero weights and every window
+// lies inside the source). resample() computes, in float32 without fused multiply-adds:
+//   horizontal first: h_r = sum over k in order of wx[k] * src[r][xs + k]   (rounded to the
+//                     output type in between with pil_rounding), then the vertical sum of h;
+//   vertical first:   v_c = the vertical sum of src[.][c], then sum over k of wx[k] * v_(xs+k);
+// where the vertical sum is w0*r0, then + (w_k*r_k + w_k+1*r_k+1) for each following pair, then
+// + w_k*r_k for an odd last tap.
+struct ResampleAxisWeights {
+  std::vector<int32_t> start;
+  std::vector<float> w;
+  int taps = 0;
+};
+struct ResampleWeights {
+  ResampleAxisWeights y, x;
+  bool vertical_first = false;
+};
+ResampleWeights resample_weights(int64_t out_h, int64_t out_w, int64_t in_h, int64_t in_w,
+                                 int64_t channels, const ResampleParams& params);
 
 // Resamples `in` into the whole of `out` (which fixes the output size). Channels must match.
 // In: uint8_t, int16_t, uint16_t, float. Out: the same set; integer outputs are rounded to

@@ -1,0 +1,320 @@
+// The mixed backend of the image decoders: CPU input (encoded files), GPU output.
+//
+// Per batch, after the decoder's own setup (headers, windows, the fused resize):
+//  1. Each JPEG that nvJPEG can take is parsed on the worker threads; baseline JPEGs the
+//     hardware engines accept go to them as one batch (nvjpegDecodeBatched), the others to nvJPEG
+//     on CUDA cores, one per worker thread, each on its own stream.
+//  2. Everything else (PNG and other formats, CMYK, 12-bit, lossless, EXIF-rotated images,
+//     16-bit output, files without an end marker, and whatever nvJPEG refuses) is decoded by the
+//     CPU decoder on the worker threads into pinned memory and copied up.
+//  3. GPU-decoded images that are cropped or resized were decoded whole into scratch memory;
+//     one launch of the slice kernel (crops) and one of the resampling kernel (the fused resize)
+//     make the outputs.
+// Nothing waits for the GPU: the hardware batch and the crops run on the pipeline's stream, and
+// the pipeline's stream waits for the worker streams with events.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+#include "codecs/nvjpeg/nvjpeg_decoder.h"
+#include "core/cuda/cuda_util.h"
+#include "kernels/cuda/resample_gpu.h"
+#include "kernels/cuda/slice_gpu.h"
+#include "ops/image/decoder.h"
+#include "pipeline/gpu_batch.h"
+#include "pipeline/gpu_context.h"
+
+namespace stoker {
+
+struct ImageDecoderBase::MixedState {
+  std::unique_ptr<nvjpeg::BatchDecoder> decoder;
+  int device = -1;
+  double hw_load = 0.65;
+  bool fancy = false;
+  bool ampere = false;  // hw_decoder_load applies to the A100's engines only (as in DALI)
+  int64_t batches = 0;
+};
+
+namespace {
+
+enum class Route : int8_t { kCpu, kHardware, kCuda };
+
+// True when the data ends with the JPEG end-of-image marker (allowing a little padding after
+// it). A truncated file lacks it; nvJPEG would fill the missing part silently, so such files
+// go to the CPU decoder, which reports them.
+bool has_end_marker(const uint8_t* data, size_t size) {
+  const size_t tail = std::min<size_t>(size, 4096);
+  for (size_t k = 1; k < tail; ++k) {
+    const size_t i = size - 1 - k;
+    if (data[i] == 0xFF && data[i + 1] == 0xD9) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+namespace {
+// STOKER_TRACE_MIXED=1: the time of each phase of every 16th batch on stderr (for profiling).
+struct PhaseClock {
+  bool on = std::getenv("STOKER_TRACE_MIXED") != nullptr;
+  std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
+  std::string line;
+  void lap(const char* name) {
+    if (!on) return;
+    auto now = std::chrono::steady_clock::now();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " %s %.2f", name,
+                  std::chrono::duration<double, std::milli>(now - t).count());
+    line += buf;
+    t = now;
+  }
+};
+}  // namespace
+
+void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
+  const Batch& in = ws.input(0);
+  PhaseClock clock;
+  std::vector<OutputDesc> descs = setup(ws);
+  clock.lap("setup");
+  if (ws.errors && ws.errors->has_skipped()) return;  // the executor restarts the iteration
+  const int64_t n = static_cast<int64_t>(in.size());
+  ws.outputs.assign(1, allocate_device_batch(ws, dtype_, descs[0].shapes, "HWC"));
+  Batch& out = ws.outputs[0];
+  auto stream = ws.gpu->stream();
+  const int threads = ws.thread_pool->size();
+
+  if (!mixed_) {
+    mixed_ = std::make_shared<MixedState>();
+    mixed_->hw_load = spec_.get<double>("hw_decoder_load");
+    mixed_->fancy = spec_.get<bool>("jpeg_fancy_upsampling");
+  }
+  if (!mixed_->decoder || mixed_->device != ws.gpu->device()) {
+    std::string why;
+    if (!nvjpeg::nvjpeg_available(&why))
+      fail(ErrorKind::kUnsupported, "device='mixed' decodes JPEGs with nvJPEG, which cannot be "
+                                    "used here: " + why);
+    mixed_->device = ws.gpu->device();
+    mixed_->decoder = std::make_unique<nvjpeg::BatchDecoder>(mixed_->device, threads, mixed_->fancy);
+    mixed_->ampere = cuda_device_major(mixed_->device) == 8;
+  }
+  nvjpeg::BatchDecoder& dec = *mixed_->decoder;
+  clock.on = clock.on && mixed_->batches % 16 == 0;
+
+  // 1. Routes. Only 8-bit output in RGB, BGR or gray, at the stored orientation, from JPEGs with
+  // 1 or 3 components of 8 bits goes to nvJPEG.
+  const bool gray = base_.color == codecs::ColorOut::kGray;
+  const nvjpeg::OutputFormat format = gray ? nvjpeg::OutputFormat::kY
+                                      : base_.color == codecs::ColorOut::kBGR ? nvjpeg::OutputFormat::kBGRI
+                                                                              : nvjpeg::OutputFormat::kRGBI;
+  std::vector<Route> route(n, Route::kCpu);
+  ws.thread_pool->parallel_for(n, [&](int64_t i, int thread) {
+    const SamplePlan& p = plans_[i];
+    if (p.failed || dtype_ != DType::kUInt8 || p.info.format != codecs::ImageFormat::kJpeg) return;
+    if (base_.apply_orientation && p.info.orientation != 1) return;
+    const uint8_t* data = in.data<uint8_t>(i);
+    const size_t size = in.sample_bytes(i);
+    if (!has_end_marker(data, size)) return;
+    nvjpeg::StreamInfo info;
+    try {
+      info = dec.parse(data, size, thread);
+    } catch (const Error&) {
+      return;  // the CPU decoder reports it (or decodes what nvJPEG cannot parse)
+    }
+    if (info.height != p.info.height || info.width != p.info.width || info.precision != 8) return;
+    if (info.encoding == nvjpeg::JpegEncoding::kLosslessHuffman) return;
+    const int channels = gray ? 1 : 3;
+    if (base_.color == codecs::ColorOut::kAny && info.components != 3) return;
+    if (info.components != 1 && info.components != 3) return;
+    (void)channels;
+    route[i] = info.hardware ? Route::kHardware : Route::kCuda;
+  });
+  clock.lap("parse");
+  // On an A100, hw_decoder_load of the hardware-eligible share stays on the engines; the rest
+  // decodes on CUDA cores at the same time.
+  if (mixed_->ampere && mixed_->hw_load < 1.0) {
+    int64_t eligible = std::count(route.begin(), route.end(), Route::kHardware);
+    int64_t keep = static_cast<int64_t>(std::llround(eligible * mixed_->hw_load));
+    for (int64_t i = n - 1, moved = 0; i >= 0 && moved < eligible - keep; --i)
+      if (route[i] == Route::kHardware) route[i] = Route::kCuda, ++moved;
+  }
+
+  // Where each GPU-decoded image goes: straight into the output when it is the whole image,
+  // else into scratch (whole), cropped or resampled from there.
+  const int64_t c_out = gray ? 1 : 3;
+  std::vector<int64_t> scratch_off(n, -1);
+  int64_t scratch_bytes = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (route[i] == Route::kCpu) continue;
+    const SamplePlan& p = plans_[i];
+    const bool whole = !p.src && p.params.roi.is_full();
+    if (whole) continue;
+    scratch_off[i] = scratch_bytes;
+    scratch_bytes += p.info.height * p.info.width * c_out;
+  }
+  // Scratch is written first by the engines (or the CUDA workers, which wait for the pipeline's
+  // stream anyway): allocated for the engines' stream, so their decode need not wait for the
+  // previous batch's kernels; the pipeline's stream reads it later, so it is recorded there too.
+  std::shared_ptr<void> scratch;
+  if (scratch_bytes) {
+    scratch = dec.has_hardware()
+                  ? ws.gpu->allocate_device_for(static_cast<size_t>(scratch_bytes), dec.hardware_stream())
+                  : ws.gpu->allocate_device(static_cast<size_t>(scratch_bytes));
+    if (dec.has_hardware()) ws.gpu->stream_recorder()(scratch.get(), stream);
+  }
+  auto target = [&](int64_t i) {
+    nvjpeg::DecodeTarget t;
+    t.data = in.data<uint8_t>(i);
+    t.size = in.sample_bytes(i);
+    const SamplePlan& p = plans_[i];
+    t.pitch = static_cast<size_t>(p.info.width * c_out);
+    t.dst = scratch_off[i] >= 0 ? static_cast<uint8_t*>(scratch.get()) + scratch_off[i]
+                                : static_cast<uint8_t*>(out[i].data);
+    return t;
+  };
+
+  // 2a. The hardware batch, on the pipeline's stream. If it fails, its images go to the CUDA
+  // cores one by one, which finds the bad one.
+  std::vector<int64_t> hw;
+  for (int64_t i = 0; i < n; ++i)
+    if (route[i] == Route::kHardware) hw.push_back(i);
+  if (!hw.empty()) {
+    std::vector<nvjpeg::DecodeTarget> targets;
+    bool into_output = false;  // some decode straight into the output, which `stream` handed out
+    for (int64_t i : hw) {
+      targets.push_back(target(i));
+      into_output |= scratch_off[i] < 0;
+    }
+    try {
+      dec.decode_hardware(targets, format, stream, into_output);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kInternal || e.kind() == ErrorKind::kOutOfMemory) throw;
+      for (int64_t i : hw) route[i] = Route::kCuda;
+    }
+  }
+  clock.lap("hw");
+  // 2b. CUDA cores, from the worker threads.
+  std::vector<int64_t> cuda;
+  for (int64_t i = 0; i < n; ++i)
+    if (route[i] == Route::kCuda) cuda.push_back(i);
+  if (!cuda.empty()) {
+    dec.fork(stream);
+    ws.thread_pool->parallel_for(static_cast<int64_t>(cuda.size()), [&](int64_t k, int thread) {
+      const int64_t i = cuda[k];
+      try {
+        dec.decode_cuda(target(i), format, thread);
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::kInternal || e.kind() == ErrorKind::kOutOfMemory) throw;
+        route[i] = Route::kCpu;  // the CPU decoder decodes it or says what is wrong
+      }
+    });
+    dec.join(stream);
+  }
+
+  clock.lap("cuda");
+  // 3. Crops and the fused resize of what the GPU decoded.
+  std::vector<kernels::SliceArgs> crops;
+  std::vector<void*> crop_out;
+  std::vector<const void*> crop_in;
+  std::vector<kernels::cuda::ResampleJob> resizes;
+  for (int64_t i = 0; i < n; ++i) {
+    if (route[i] == Route::kCpu || scratch_off[i] < 0) continue;
+    const SamplePlan& p = plans_[i];
+    const uint8_t* full = static_cast<const uint8_t*>(scratch.get()) + scratch_off[i];
+    const int64_t H = p.info.height, W = p.info.width;
+    const codecs::Roi& r = p.params.roi;
+    const int64_t y0 = r.y0, x0 = r.x0, y1 = r.y1 < 0 ? H : r.y1, x1 = r.x1 < 0 ? W : r.x1;
+    if (p.src) {
+      kernels::cuda::ResampleJob j;
+      j.in = full + (y0 * W + x0) * c_out;
+      j.in_h = y1 - y0;
+      j.in_w = x1 - x0;
+      j.in_row_stride = W * c_out;
+      j.in_pixel_stride = c_out;
+      j.out = out[i].data;
+      j.out_h = out.shape(i)[0];
+      j.out_w = out.shape(i)[1];
+      j.channels = c_out;
+      j.params = resize_->params;
+      j.params.roi = *p.src;
+      resizes.push_back(j);
+    } else {
+      kernels::SliceArgs a;
+      a.in_shape = {H, W, c_out};
+      a.anchor = {y0, x0, 0};
+      a.shape = {y1 - y0, x1 - x0, c_out};
+      crops.push_back(a);
+      crop_in.push_back(full);
+      crop_out.push_back(out[i].data);
+    }
+  }
+  if (!crops.empty())
+    kernels::cuda::slice_flip_normalize_gpu(ws, DType::kUInt8, DType::kUInt8, crop_out, crop_in, crops);
+  if (!resizes.empty())
+    kernels::cuda::resample_gpu(ws, DType::kUInt8, DType::kUInt8, resizes);
+
+  // 4. The CPU decoder for the rest, into pinned memory laid out like the output, then copied
+  // up. run_sample does what the CPU backend does: fallbacks, on_error='replace'.
+  std::vector<int64_t> cpu;
+  for (int64_t i = 0; i < n; ++i)
+    if (route[i] == Route::kCpu) cpu.push_back(i);
+  if (!cpu.empty()) {
+    size_t bytes = 0;
+    std::vector<size_t> off(cpu.size());
+    for (size_t k = 0; k < cpu.size(); ++k) {
+      off[k] = bytes;
+      bytes += out.sample_bytes(cpu[k]);
+    }
+    std::shared_ptr<void> staging = ws.gpu->allocate_pinned(std::max<size_t>(bytes, 1));
+    Batch host(dtype_, "HWC");
+    host.resize(n);
+    for (size_t k = 0; k < cpu.size(); ++k) {
+      Sample& s = host[cpu[k]];
+      s.owner = staging;
+      s.data = static_cast<char*>(staging.get()) + off[k];
+      s.shape = out.shape(cpu[k]);
+      s.source = in[cpu[k]].source;
+    }
+    Batch device_out = std::move(ws.outputs[0]);
+    ws.outputs[0] = std::move(host);
+    std::atomic<bool> failed{false};
+    std::exception_ptr error;
+    std::mutex mu;
+    ws.thread_pool->parallel_for(static_cast<int64_t>(cpu.size()), [&](int64_t k, int thread) {
+      const int64_t i = cpu[k];
+      try {
+        run_sample(ws, i, thread);
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kInternal && ws.on_error == OnError::kSkip &&
+            ws.report_bad_sample(i, in[i].source, e.what()))
+          return;
+        std::lock_guard<std::mutex> g(mu);
+        if (!failed.exchange(true))
+          error = std::make_exception_ptr(e.with_context(
+              "sample " + std::to_string(i) +
+              (in[i].source.empty() ? "" : " ('" + in[i].source + "')")));
+      } catch (...) {
+        std::lock_guard<std::mutex> g(mu);
+        if (!failed.exchange(true)) error = std::current_exception();
+      }
+    });
+    ws.outputs[0] = std::move(device_out);
+    if (error) std::rethrow_exception(error);
+    for (size_t k = 0; k < cpu.size(); ++k) {
+      const int64_t i = cpu[k];
+      if (out.sample_bytes(i))
+        ws.gpu->copy_async(out[i].data, static_cast<char*>(staging.get()) + off[k],
+                           out.sample_bytes(i));
+    }
+  }
+  clock.lap("post+cpu");
+  if (clock.on)
+    std::fprintf(stderr, "stoker mixed decoder: %lld images (%zu hw, %zu cuda, %zu cpu), ms:%s\n",
+                 static_cast<long long>(n), hw.size(), cuda.size(), cpu.size(), clock.line.c_str());
+  // The scratch and staging blocks return to the pools here; the pools wait for the stream.
+  mixed_->batches++;
+}
+
+}  // namespace stoker

@@ -1,0 +1,26 @@
+// The 'mixed' twin of an image decoder: the decoder's own planning (headers, windows, random
+// crops, the fused resize) at setup, then ImageDecoderBase::run_batch_mixed for the batch.
+#pragma once
+#include "ops/image/decoder.h"
+
+namespace stoker {
+
+template <class Decoder>
+class MixedDecoder final : public Decoder {
+ public:
+  explicit MixedDecoder(const OpSpec& spec) : Decoder(spec) { this->prepare_mixed(); }
+  bool sample_wise() const override { return false; }
+  void run_batch(Workspace& ws) override { this->run_batch_mixed(ws); }
+};
+
+}  // namespace stoker
+
+// Chained after a decoder's CPU backend.
+#ifdef STOKER_WITH_CUDA
+#define STOKER_MIXED_DECODER_BACKEND(Decoder)                            \
+  .backend(::stoker::Backend::kMixed, [](const ::stoker::OpSpec& s) {     \
+    return std::make_unique<::stoker::MixedDecoder<Decoder>>(s);          \
+  })
+#else
+#define STOKER_MIXED_DECODER_BACKEND(Decoder)
+#endif

@@ -1,0 +1,62 @@
+#include "ops/image/resample_gpu.h"
+
+#include <cuda_runtime_api.h>
+
+#include "core/cuda/cuda_util.h"
+#include "kernels/cuda/resample_gpu.h"
+#include "pipeline/gpu_batch.h"
+#include "pipeline/gpu_context.h"
+
+namespace stoker {
+
+void run_resample_gpu(Workspace& ws, const std::vector<OutputDesc>& descs,
+                      const std::vector<std::optional<kernels::ResampleParams>>& params) {
+  const Batch& in = ws.input(0);
+  const OutputDesc& d = descs.at(0);
+  if (in.memory() != MemoryKind::kDevice)
+    fail(ErrorKind::kInvalidArgument, ws.spec->display_name() +
+                                          ": device='gpu' needs GPU input; move the input to the "
+                                          "GPU with .gpu() or run the operator with device='cpu'.");
+  STOKER_ASSERT(kernels::cuda::resample_gpu_supports(d.dtype, in.dtype()),
+                "resample GPU: unsupported types");
+  ws.outputs.assign(1, allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+  Batch& out = ws.outputs[0];
+  const bool frames = in.layout() == "FHWC";
+  const size_t in_elem = dtype_size(in.dtype()), out_elem = dtype_size(d.dtype);
+  std::vector<kernels::cuda::ResampleJob> jobs;
+  auto stream = static_cast<cudaStream_t>(ws.gpu->stream());
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!params[i]) {
+      if (out.sample_bytes(i))
+        STOKER_CUDA_CHECK(cudaMemsetAsync(out[i].data, 0, out.sample_bytes(i), stream));
+      continue;
+    }
+    const Shape& is = in.shape(i);
+    const Shape& os = out.shape(i);
+    const int64_t nf = frames ? is[0] : 1;
+    const int64_t ih = is[frames ? 1 : 0], iw = is[frames ? 2 : 1], c = is.back();
+    const int64_t oh = os[frames ? 1 : 0], ow = os[frames ? 2 : 1];
+    if (oh == 0 || ow == 0 || c == 0) continue;
+    if (ih == 0 || iw == 0) {  // nothing to sample: zeros
+      STOKER_CUDA_CHECK(cudaMemsetAsync(out[i].data, 0, out.sample_bytes(i), stream));
+      continue;
+    }
+    for (int64_t f = 0; f < nf; ++f) {
+      kernels::cuda::ResampleJob j;
+      j.in = static_cast<const char*>(in[i].data) + f * ih * iw * c * in_elem;
+      j.in_h = ih;
+      j.in_w = iw;
+      j.in_row_stride = iw * c;
+      j.in_pixel_stride = c;
+      j.out = static_cast<char*>(out[i].data) + f * oh * ow * c * out_elem;
+      j.out_h = oh;
+      j.out_w = ow;
+      j.channels = c;
+      j.params = *params[i];
+      jobs.push_back(j);
+    }
+  }
+  kernels::cuda::resample_gpu(ws, d.dtype, in.dtype(), jobs);
+}
+
+}  // namespace stoker

@@ -1,0 +1,45 @@
+#include "pipeline/gpu_batch.h"
+
+#include "pipeline/gpu_context.h"
+
+namespace stoker {
+
+Batch allocate_device_batch(Workspace& ws, DType dtype, const std::vector<Shape>& shapes,
+                            const std::string& layout) {
+  STOKER_ASSERT(ws.gpu, "a GPU operator ran without a GPU context");
+  const size_t elem = dtype_size(dtype);
+  std::vector<size_t> offsets(shapes.size() + 1, 0);
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    size_t bytes = static_cast<size_t>(volume(shapes[i])) * elem;
+    offsets[i + 1] = offsets[i] + bytes;  // back to back: a uniform batch exports as one tensor
+  }
+  std::shared_ptr<void> block = ws.gpu->allocate_device(std::max<size_t>(offsets.back(), 1));
+  Batch out(dtype, layout, MemoryKind::kDevice, ws.gpu->device());
+  out.resize(shapes.size());
+  auto* base = static_cast<char*>(block.get());
+  const Batch* in = ws.inputs.empty() ? nullptr : ws.inputs[0];
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    out[i].owner = block;
+    out[i].data = base + offsets[i];
+    out[i].shape = shapes[i];
+    if (in && i < in->size()) out[i].source = (*in)[i].source;
+  }
+  auto record = ws.gpu->stream_recorder();
+  void* start = block.get();
+  out.on_export = [record, start](const void*, void* stream) { record(start, stream); };
+  return out;
+}
+
+DeviceParams::DeviceParams(Workspace& ws) : ws_(ws) {
+  STOKER_ASSERT(ws.gpu, "a GPU operator ran without a GPU context");
+}
+
+void DeviceParams::upload() {
+  size_t n = std::max<size_t>(host_.size(), 16);
+  pinned_ = ws_.gpu->allocate_pinned(n);
+  dev_ = ws_.gpu->allocate_device(n);
+  std::memcpy(pinned_.get(), host_.data(), host_.size());
+  ws_.gpu->copy_async(dev_.get(), pinned_.get(), host_.size());
+}
+
+}  // namespace stoker
