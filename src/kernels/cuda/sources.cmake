@@ -3,3 +3,11 @@ list(APPEND STOKER_CUDA_SOURCES
   src/kernels/cuda/cuda_common.cu
   src/kernels/cuda/resample_gpu.cu
   src/kernels/cuda/slice_gpu.cu)
+# The GPU twins of the colour, cast, normalize and erase operators (and the warps, blur).
+list(APPEND STOKER_CUDA_SOURCES
+  src/kernels/cuda/blur_gpu.cu
+  src/kernels/cuda/cast_gpu.cu
+  src/kernels/cuda/color_gpu.cu
+  src/kernels/cuda/erase_gpu.cu
+  src/kernels/cuda/normalize_gpu.cu
+  src/kernels/cuda/warp_gpu.cu)

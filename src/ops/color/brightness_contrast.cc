@@ -4,7 +4,10 @@
 #include <limits>
 
 #include "kernels/cpu/color/color_affine.h"
+#include "kernels/cuda/color_gpu.h"
 #include "ops/color/color_common.h"
+#include "ops/generic/gpu_twin.h"
+#include "pipeline/gpu_batch.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -35,34 +38,61 @@ class BrightnessContrast : public Operator {
     const Batch& in = ws.input(0);
     check_image_input(spec_, in);
     out_dtype_ = dtype_.value_or(in.dtype());
+    // out = in * mul + add per sample, computed here so that both backends share it.
+    mul_.assign(in.size(), 1.0f);
+    add_.assign(in.size(), 0.0f);
+    for (size_t k = 0; k < in.size(); ++k) {
+      const int64_t i = static_cast<int64_t>(k);
+      double brightness = checked_scalar(ws, "brightness", i, 1.0);
+      double shift = checked_scalar(ws, "brightness_shift", i, 0.0);
+      double contrast = checked_scalar(ws, "contrast", i, 1.0);
+      double center = contrast_center_ ? *contrast_center_ : half_range(in.dtype());
+      mul_[k] = static_cast<float>(brightness * contrast);
+      add_[k] = static_cast<float>(shift * full_range(out_dtype_) +
+                                   brightness * (center - contrast * center));
+    }
     return {OutputDesc{out_dtype_, in.layout(), in.shapes()}};
   }
 
   void run_sample(Workspace& ws, int64_t i, int) override {
     const Batch& in = ws.input(0);
     Batch& out = ws.output(0);
-    double brightness = checked_scalar(ws, "brightness", i, 1.0);
-    double shift = checked_scalar(ws, "brightness_shift", i, 0.0);
-    double contrast = checked_scalar(ws, "contrast", i, 1.0);
-    double center = contrast_center_ ? *contrast_center_ : half_range(in.dtype());
-    float mul = static_cast<float>(brightness * contrast);
-    float add = static_cast<float>(shift * full_range(out_dtype_) +
-                                   brightness * (center - contrast * center));
     int64_t n = volume(in.shape(i));
     visit_dtype(in.dtype(), [&](auto ti) {
       using In = decltype(ti);
       visit_dtype(out_dtype_, [&](auto to) {
         using Out = decltype(to);
         if constexpr (is_color_type<In>() && is_color_type<Out>())
-          kernels::multiply_add(out.data<Out>(i), in.data<In>(i), n, mul, add);
+          kernels::multiply_add(out.data<Out>(i), in.data<In>(i), n, mul_[i], add_[i]);
       });
     });
+  }
+
+  // GPU twin: multiply_add is the 1x1 affine map over all elements.
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    const OutputDesc& d = descs[0];
+    ws.outputs.assign(1, allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+    Batch& out = ws.outputs[0];
+    std::vector<kernels::cuda::ColorAffineJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      kernels::cuda::ColorAffineJob& j = jobs[i];
+      j.in = in[i].data;
+      j.out = out[i].data;
+      j.pixels = volume(in.shape(i));
+      j.t.in_channels = j.t.out_channels = 1;
+      j.t.m[0][0] = mul_[i];
+      j.t.offset[0] = add_[i];
+    }
+    kernels::cuda::color_affine_gpu(ws, d.dtype, in.dtype(), jobs);
   }
 
  private:
   std::optional<DType> dtype_;
   std::optional<double> contrast_center_;
   DType out_dtype_ = DType::kNone;
+  std::vector<float> mul_, add_;
 };
 
 void brightness_args(OpSchema& s) {
@@ -88,7 +118,8 @@ void common_args(OpSchema& s) {
       .arg({.name = "dtype", .type = ArgType::kDType, .optional = true,
             .doc = "Output data type. If not set, the input type is used. Integer outputs are "
                    "rounded (ties to even) and saturated."})
-      .backend(Backend::kCPU, [](const OpSpec& sp) { return std::make_unique<BrightnessContrast>(sp); });
+      .backend(Backend::kCPU, [](const OpSpec& sp) { return std::make_unique<BrightnessContrast>(sp); })
+      STOKER_GPU_TWIN(BrightnessContrast);
 }
 
 }  // namespace

@@ -66,15 +66,21 @@ ImageView<T> sample_view(T* data, const Shape& s) {
   return ImageView<T>(data, rows, s[s.size() - 2], s.back());
 }
 
-// A per-sample scalar argument that must be finite (and >= 0 where `non_negative`). Thrown
-// from run_sample, where the executor puts the operator, sample and file in front.
+// A per-sample scalar argument that must be finite (and >= 0 where `non_negative`). Read in
+// setup() (both backends share the per-sample parameters), so the message names the sample and
+// its source itself; the executor puts the operator in front.
 inline float checked_scalar(const Workspace& ws, const std::string& name, int64_t sample,
                             double fallback, bool non_negative = false) {
   double v = ws.scalar_arg(name, sample, fallback);
-  if (!std::isfinite(v) || (non_negative && v < 0))
+  if (!std::isfinite(v) || (non_negative && v < 0)) {
+    std::string where = "sample " + std::to_string(sample);
+    if (!ws.inputs.empty() && sample < static_cast<int64_t>(ws.inputs[0]->size()) &&
+        !(*ws.inputs[0])[sample].source.empty())
+      where += " ('" + (*ws.inputs[0])[sample].source + "')";
     fail(ErrorKind::kInvalidArgument,
-         "argument '" + name + "' must be a finite" + (non_negative ? ", non-negative" : "") +
-             " number, got " + std::to_string(v) + ".");
+         where + ": argument '" + name + "' must be a finite" +
+             (non_negative ? ", non-negative" : "") + " number, got " + std::to_string(v) + ".");
+  }
   return static_cast<float>(v);
 }
 

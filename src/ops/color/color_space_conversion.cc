@@ -6,8 +6,11 @@
 
 #include "kernels/cpu/color/color_affine.h"
 #include "kernels/cpu/color/hsv_convert.h"
+#include "kernels/cuda/color_gpu.h"
 #include "ops/color/color_common.h"
+#include "ops/generic/gpu_twin.h"
 #include "ops/image/image_types.h"
+#include "pipeline/gpu_batch.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -132,6 +135,37 @@ class ColorSpaceConversion : public Operator {
     });
   }
 
+  // GPU twin: the same maps, one launch for the batch (the HSV path fuses its affine leg).
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    const OutputDesc& d = descs[0];
+    ws.outputs.assign(1, allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+    Batch& out = ws.outputs[0];
+    auto pixels = [&](size_t i) {
+      const Shape& s = in.shape(i);
+      return s.back() > 0 ? volume(s) / s.back() : 0;
+    };
+    if (!hsv_) {
+      std::vector<kernels::cuda::ColorAffineJob> jobs(in.size());
+      for (size_t i = 0; i < in.size(); ++i) {
+        jobs[i].in = in[i].data;
+        jobs[i].out = out[i].data;
+        jobs[i].pixels = pixels(i);
+        jobs[i].t = affine_;
+      }
+      kernels::cuda::color_affine_gpu(ws, d.dtype, in.dtype(), jobs);
+      return;
+    }
+    const ImageType other = to_ == ImageType::kHSV ? from_ : to_;
+    const bool bgr = other == ImageType::kBGR;
+    const bool direct = bgr || other == ImageType::kRGB;
+    std::vector<kernels::cuda::HsvJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) jobs[i] = {in[i].data, out[i].data, pixels(i)};
+    kernels::cuda::hsv_gpu(ws, in.dtype(), jobs, to_ == ImageType::kHSV, bgr,
+                           direct ? nullptr : &affine_);
+  }
+
  private:
   ImageType from_, to_;
   bool hsv_;  // one side is HSV, the other not
@@ -161,7 +195,8 @@ STOKER_REGISTER_OP_NAMED(color_space_conversion, "color_space_conversion") {
             .doc = "The colour space of the input image."})
       .arg({.name = "output_type", .type = ArgType::kImageType,
             .doc = "The colour space of the output image."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ColorSpaceConversion>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ColorSpaceConversion>(s); })
+      STOKER_GPU_TWIN(ColorSpaceConversion);
 }
 
 }  // namespace stoker

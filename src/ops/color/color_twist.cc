@@ -2,8 +2,11 @@
 // space (hue rotates the chroma plane, saturation scales it, value scales everything), with
 // brightness and contrast folded in: one 3x3 matrix and offset per sample, one pass per pixel.
 #include "kernels/cpu/color/color_affine.h"
+#include "kernels/cuda/color_gpu.h"
 #include "ops/color/color_common.h"
+#include "ops/generic/gpu_twin.h"
 #include "ops/image/image_types.h"
+#include "pipeline/gpu_batch.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -34,22 +37,29 @@ class ColorTwist : public Operator {
              std::string("input 0 must have 3 channels (RGB or BGR), but sample ") +
                  std::to_string(i) + " has shape " + to_string(in.shape(i)) + ".");
     out_dtype_ = dtype_.value_or(in.dtype());
+    // One colour map per sample, computed here so that both backends share it.
+    maps_.assign(in.size(), {});
+    const bool twist = kind_ == Kind::kColorTwist;
+    // DALI's contrast centre here: 0.5 for float inputs, 128 for any integer input.
+    const float half_range = is_float(in.dtype()) ? 0.5f : 128.0f;
+    for (size_t k = 0; k < in.size(); ++k) {
+      const int64_t i = static_cast<int64_t>(k);
+      float hue = kind_ == Kind::kSaturation ? 0.0f : checked_scalar(ws, "hue", i, 0.0);
+      float sat = kind_ == Kind::kHue ? 1.0f : checked_scalar(ws, "saturation", i, 1.0, kind_ != Kind::kHsv);
+      float value = kind_ == Kind::kHsv ? checked_scalar(ws, "value", i, 1.0) : 1.0f;
+      float brightness = twist ? checked_scalar(ws, "brightness", i, 1.0, true) : 1.0f;
+      float contrast = twist ? checked_scalar(ws, "contrast", i, 1.0, true) : 1.0f;
+      kernels::ColorAffine t = kernels::color_twist_affine(brightness, contrast, hue, sat, value, half_range);
+      if (bgr_) t = kernels::swap_output_rb(kernels::swap_input_rb(t));
+      maps_[k] = t;
+    }
     return {OutputDesc{out_dtype_, in.layout(), in.shapes()}};
   }
 
   void run_sample(Workspace& ws, int64_t i, int) override {
     const Batch& in = ws.input(0);
     Batch& out = ws.output(0);
-    bool twist = kind_ == Kind::kColorTwist;
-    float hue = kind_ == Kind::kSaturation ? 0.0f : checked_scalar(ws, "hue", i, 0.0);
-    float sat = kind_ == Kind::kHue ? 1.0f : checked_scalar(ws, "saturation", i, 1.0, kind_ != Kind::kHsv);
-    float value = kind_ == Kind::kHsv ? checked_scalar(ws, "value", i, 1.0) : 1.0f;
-    float brightness = twist ? checked_scalar(ws, "brightness", i, 1.0, true) : 1.0f;
-    float contrast = twist ? checked_scalar(ws, "contrast", i, 1.0, true) : 1.0f;
-    // DALI's contrast centre here: 0.5 for float inputs, 128 for any integer input.
-    float half_range = is_float(in.dtype()) ? 0.5f : 128.0f;
-    kernels::ColorAffine t = kernels::color_twist_affine(brightness, contrast, hue, sat, value, half_range);
-    if (bgr_) t = kernels::swap_output_rb(kernels::swap_input_rb(t));
+    const kernels::ColorAffine& t = maps_[i];
     visit_dtype(in.dtype(), [&](auto ti) {
       using In = decltype(ti);
       visit_dtype(out_dtype_, [&](auto to) {
@@ -61,11 +71,28 @@ class ColorTwist : public Operator {
     });
   }
 
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    const OutputDesc& d = descs[0];
+    ws.outputs.assign(1, allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+    Batch& out = ws.outputs[0];
+    std::vector<kernels::cuda::ColorAffineJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      jobs[i].in = in[i].data;
+      jobs[i].out = out[i].data;
+      jobs[i].pixels = volume(in.shape(i)) / 3;  // setup checked: 3 channels
+      jobs[i].t = maps_[i];
+    }
+    kernels::cuda::color_affine_gpu(ws, d.dtype, in.dtype(), jobs);
+  }
+
  private:
   Kind kind_;
   std::optional<DType> dtype_;
   bool bgr_ = false;
   DType out_dtype_ = DType::kNone;
+  std::vector<kernels::ColorAffine> maps_;
 };
 
 OpSchema& common(OpSchema& s, Kind kind) {
@@ -83,7 +110,8 @@ OpSchema& common(OpSchema& s, Kind kind) {
     s.arg({.name = "dtype", .type = ArgType::kDType, .optional = true,
            .doc = "Output data type. If not set, the input type is used. Integer outputs are "
                   "rounded (ties to even) and saturated."});
-  s.backend(Backend::kCPU, [kind](const OpSpec& sp) { return std::make_unique<ColorTwist>(sp, kind); });
+  s.backend(Backend::kCPU, [kind](const OpSpec& sp) { return std::make_unique<ColorTwist>(sp, kind); })
+      STOKER_GPU_TWIN_WITH(ColorTwist, kind);
   return s;
 }
 

@@ -1,5 +1,8 @@
 // cast: converts element types, rounding and saturating like OpenCV.
 #include "core/convert.h"
+#include "kernels/cuda/cast_gpu.h"
+#include "ops/generic/gpu_twin.h"
+#include "pipeline/gpu_batch.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -28,6 +31,17 @@ class Cast : public Operator {
     });
   }
 
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    const OutputDesc& d = descs[0];
+    ws.outputs.assign(1, allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+    Batch& out = ws.outputs[0];
+    std::vector<kernels::cuda::CastJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) jobs[i] = {in[i].data, out[i].data, volume(in.shape(i))};
+    kernels::cuda::cast_gpu(ws, d.dtype, in.dtype(), jobs);
+  }
+
  private:
   DType dtype_;
 };
@@ -39,7 +53,8 @@ STOKER_REGISTER_OP_NAMED(cast, "cast") {
              "even) and integers saturate at the limits of the output type.")
       .inputs(1, 1, {"input"}).outputs(1).legacy_name("Cast")
       .arg({.name = "dtype", .type = ArgType::kDType, .doc = "The output element type."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Cast>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Cast>(s); })
+      STOKER_GPU_TWIN(Cast);
 }
 
 }  // namespace stoker

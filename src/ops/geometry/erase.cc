@@ -1,9 +1,13 @@
 // erase: fills one or more boxes of each sample with fill_value (per channel when given so).
 #include <cmath>
+#include <cstring>
 
 #include "core/convert.h"
 #include "kernels/cpu/geometry/erase.h"
+#include "kernels/cuda/erase_gpu.h"
+#include "ops/generic/gpu_twin.h"
 #include "ops/geometry/geometry_common.h"
+#include "pipeline/gpu_batch.h"
 
 namespace stoker {
 namespace {
@@ -81,6 +85,38 @@ class Erase : public Operator {
     });
   }
 
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    const OutputDesc& d = descs[0];
+    if (in.ndim() > kernels::cuda::kMaxEraseDims)
+      fail(ErrorKind::kUnsupported,
+           spec_.display_name() + ": the GPU backend erases up to " +
+               std::to_string(kernels::cuda::kMaxEraseDims) + " dimensions, the input has " +
+               std::to_string(in.ndim()) + "; run it with device='cpu'.");
+    ws.outputs.assign(1, allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+    Batch& out = ws.outputs[0];
+    std::vector<uint64_t> fill(fill_.size(), 0);
+    visit_dtype(in.dtype(), [&](auto t) {
+      using T = decltype(t);
+      for (size_t k = 0; k < fill_.size(); ++k) {
+        T v = convert_sat<T>(fill_[k]);
+        std::memcpy(&fill[k], &v, sizeof(T));
+      }
+    });
+    std::vector<kernels::cuda::EraseJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      kernels::cuda::EraseJob& j = jobs[i];
+      j.in = in[i].data;
+      j.out = out[i].data;
+      j.shape = in.shape(i);
+      j.channel_dim = channel_dim_;
+      j.boxes = boxes_[i];
+      j.fill = fill;
+    }
+    kernels::cuda::erase_gpu(ws, dtype_size(in.dtype()), jobs);
+  }
+
  private:
   static std::string axes_repr(const std::vector<int>& axes, const std::string& layout) {
     std::string r;
@@ -150,7 +186,8 @@ STOKER_REGISTER_OP_NAMED(erase, "erase") {
             .doc = "anchor is relative (0..1) to the extents."})
       .arg({.name = "normalized_shape", .type = ArgType::kBool, .default_value = false,
             .doc = "shape is relative (0..1) to the extents."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Erase>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Erase>(s); })
+      STOKER_GPU_TWIN(Erase);
 }
 
 }  // namespace stoker

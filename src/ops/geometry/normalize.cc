@@ -3,7 +3,10 @@
 #include <cmath>
 
 #include "kernels/cpu/geometry/normalize.h"
+#include "kernels/cuda/normalize_gpu.h"
+#include "ops/generic/gpu_twin.h"
 #include "ops/geometry/geometry_common.h"
+#include "pipeline/gpu_batch.h"
 
 namespace stoker {
 namespace {
@@ -47,7 +50,9 @@ class Normalize : public Operator {
         ready_[i] = true;
       }
     } else if (batch_ && n > 0) {
-      batch_stats(in);
+      check_batch_shapes();
+      // The GPU twin computes the statistics of device data on the device.
+      if (in.memory() != MemoryKind::kDevice) batch_stats(in);
     }
     return {OutputDesc{dtype_, in.layout(), in.shapes()}};
   }
@@ -67,6 +72,54 @@ class Normalize : public Operator {
                                             s.mean_f.data(), s.factor.data(), static_cast<float>(shift_));
       });
     });
+  }
+
+  // GPU twin: the same statistics (given ones finished by setup(), computed ones on the device)
+  // and the same arithmetic, the whole batch at once.
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    namespace kc = kernels::cuda;
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    const OutputDesc& d = descs[0];
+    const int64_t n = static_cast<int64_t>(in.size());
+    for (int64_t i = 0; i < n; ++i)
+      if (!kc::normalize_gpu_supports(dtype_, in.dtype(), in.shape(i), reduce_))
+        fail(ErrorKind::kUnsupported,
+             spec_.display_name() + ": the GPU backend normalises up to " +
+                 std::to_string(kc::kMaxNormalizeDims) + " alternating reduced and kept axes; sample " +
+                 std::to_string(i) + " has shape " + to_string(in.shape(i)) + ". Run it with device='cpu'.");
+    kc::NormalizeArgs a;
+    a.reduce = reduce_;
+    a.batch = batch_;
+    a.ddof = ddof_;
+    a.epsilon = epsilon_;
+    a.scale = scale_;
+    a.shift = static_cast<float>(shift_);
+    if (has_mean_ && has_std_) {
+      for (const Stats& s : stats_) {
+        a.mean_f.push_back(s.mean_f);
+        a.factor.push_back(s.factor);
+      }
+    } else {
+      if (has_mean_)
+        for (const Stats& s : stats_) a.mean.push_back(s.mean);
+      if (has_std_)
+        for (const Stats& s : stats_) a.stddev.push_back(s.stddev);
+      if (!has_std_) {  // the divisors of the variances, as divide_var checks them
+        if (batch_) {
+          int64_t count = 0;
+          for (int64_t i = 0; i < n; ++i) count += reduced_count(in.shape(i));
+          if (n > 0) check_ddof(count);
+        } else {
+          for (int64_t i = 0; i < n; ++i) check_ddof(reduced_count(in.shape(i)), i);
+        }
+      }
+    }
+    ws.outputs.assign(1, allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+    Batch& out = ws.outputs[0];
+    std::vector<kc::NormalizeSample> samples(n);
+    for (int64_t i = 0; i < n; ++i) samples[i] = {in[i].data, out[i].data, in.shape(i)};
+    kc::normalize_gpu(ws, dtype_, in.dtype(), samples, a);
   }
 
  private:
@@ -161,16 +214,19 @@ class Normalize : public Operator {
     ready_[i] = true;
   }
 
-  void batch_stats(const Batch& in) {
-    const int64_t n = static_cast<int64_t>(in.size());
+  void check_batch_shapes() const {
     const Shape& first = stats_[0].shape;
-    for (int64_t i = 1; i < n; ++i)
+    for (size_t i = 1; i < stats_.size(); ++i)
       if (stats_[i].shape != first)
         fail(ErrorKind::kInvalidArgument,
              "batch=True needs all samples to have the same extents in the axes that are not reduced; "
              "sample 0 has statistics of shape " + to_string(first) + ", sample " + std::to_string(i) +
                  " of shape " + to_string(stats_[i].shape) + ".");
-    const int64_t vol = volume(first);
+  }
+
+  void batch_stats(const Batch& in) {
+    const int64_t n = static_cast<int64_t>(in.size());
+    const int64_t vol = volume(stats_[0].shape);
     int64_t count = 0;
     for (int64_t i = 0; i < n; ++i) count += reduced_count(in.shape(i));
     std::vector<double> mean(vol, 0.0), var(vol, 0.0);
@@ -195,10 +251,15 @@ class Normalize : public Operator {
     }
   }
 
-  void divide_var(std::vector<double>& var, int64_t count) const {
+  void check_ddof(int64_t count, int64_t sample = -1) const {
     if (count - ddof_ <= 0)
       spec_.arg_error("ddof", "must be less than the number of elements each statistic is taken over (" +
-                                  std::to_string(count) + "), got " + std::to_string(ddof_) + ".");
+                                  std::to_string(count) + "), got " + std::to_string(ddof_) +
+                                  (sample >= 0 ? " for sample " + std::to_string(sample) : std::string()) + ".");
+  }
+
+  void divide_var(std::vector<double>& var, int64_t count) const {
+    check_ddof(count);
     for (double& v : var) v /= static_cast<double>(count - ddof_);
   }
 
@@ -259,7 +320,8 @@ STOKER_REGISTER_OP_NAMED(normalize, "normalize") {
             .doc = "Multiplies the normalised value."})
       .arg({.name = "shift", .type = ArgType::kFloat, .default_value = 0.0,
             .doc = "Added to the scaled value."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Normalize>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Normalize>(s); })
+      STOKER_GPU_TWIN(Normalize);
 }
 
 }  // namespace stoker

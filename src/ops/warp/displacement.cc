@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/cuda/warp_gpu.h"
+#include "ops/generic/gpu_twin.h"
 #include "ops/warp/warp_common.h"
+#include "pipeline/gpu_batch.h"
 
 namespace stoker {
 namespace {
@@ -32,6 +35,10 @@ class DisplacementOp : public Operator {
     const Batch& in = ws.input(0);
     std::string layout = warp_ops::image_layout(spec_, in, true);
     DType t = warp_ops::output_dtype(spec_, in.dtype());
+    // Whether each sample gets the effect, read here so that both backends share it.
+    apply_.assign(in.size(), true);
+    for (size_t i = 0; i < in.size(); ++i)
+      apply_[i] = ws.scalar_arg("mask", static_cast<int64_t>(i), 1) != 0;
     return {OutputDesc{t, layout, in.shapes()}};
   }
 
@@ -39,12 +46,11 @@ class DisplacementOp : public Operator {
     const Batch& in = ws.input(0);
     Batch& out = ws.output(0);
     ImageDims d = warp_ops::image_dims(in.shape(i));
-    double mask = ws.scalar_arg("mask", i, 1);
     visit_dtype(in.dtype(), [&](auto t) {
       using T = decltype(t);
       const T* src = in.data<T>(i);
       T* dst = out.data<T>(i);
-      if (mask == 0) {  // not applied to this sample
+      if (!apply_[i]) {  // not applied to this sample
         std::copy(src, src + volume(in.shape(i)), dst);
         return;
       }
@@ -57,11 +63,42 @@ class DisplacementOp : public Operator {
     });
   }
 
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    const OutputDesc& od = descs[0];
+    STOKER_ASSERT(od.dtype == in.dtype(), "displacement: output type differs from the input's");
+    ws.outputs.assign(1, allocate_device_batch(ws, od.dtype, od.shapes, od.layout));
+    Batch& out = ws.outputs[0];
+    float fill = 0.0f;
+    visit_dtype(in.dtype(), [&](auto t) { fill = static_cast<float>(convert_sat<decltype(t)>(border_.fill)); });
+    std::vector<kernels::cuda::WarpJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      ImageDims d = warp_ops::image_dims(in.shape(i));
+      kernels::cuda::WarpJob& j = jobs[i];
+      j.in = in[i].data;
+      j.out = out[i].data;
+      j.frames = d.frames;
+      j.in_h = j.out_h = d.height;
+      j.in_w = j.out_w = d.width;
+      j.channels = d.channels;
+      j.kind = !apply_[i] ? kernels::cuda::WarpMapKind::kCopy
+               : kind_ == Displacement::kWater ? kernels::cuda::WarpMapKind::kWater
+                                               : kernels::cuda::WarpMapKind::kSphere;
+      j.water = water_;
+      j.interp = interp_;
+      j.border = border_;
+      j.border.fill = fill;
+    }
+    kernels::cuda::warp_gpu(ws, in.dtype(), in.dtype(), jobs);
+  }
+
  private:
   Displacement kind_;
   kernels::WarpBorder border_;
   kernels::WarpInterp interp_;
   kernels::WaterParams water_;
+  std::vector<bool> apply_;
 };
 
 void displacement_args(OpSchema& s) {
@@ -99,7 +136,8 @@ STOKER_REGISTER_OP_NAMED(water, "water") {
             .doc = "Phase of the wave in the y direction."})
       .backend(Backend::kCPU, [](const OpSpec& s) {
         return std::make_unique<DisplacementOp>(s, Displacement::kWater);
-      });
+      })
+      STOKER_GPU_TWIN_WITH(DisplacementOp, Displacement::kWater);
 }
 
 STOKER_REGISTER_OP_NAMED(sphere, "sphere") {
@@ -110,7 +148,8 @@ STOKER_REGISTER_OP_NAMED(sphere, "sphere") {
       .legacy_name("Sphere")
       .backend(Backend::kCPU, [](const OpSpec& s) {
         return std::make_unique<DisplacementOp>(s, Displacement::kSphere);
-      });
+      })
+      STOKER_GPU_TWIN_WITH(DisplacementOp, Displacement::kSphere);
 }
 
 }  // namespace stoker

@@ -6,6 +6,9 @@
 
 #include "core/convert.h"
 #include "kernels/cpu/warp/gaussian_blur.h"
+#include "kernels/cuda/blur_gpu.h"
+#include "ops/generic/gpu_twin.h"
+#include "pipeline/gpu_batch.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -71,6 +74,26 @@ class GaussianBlur : public Operator {
       if (out.dtype() == in.dtype()) go(In{});
       else go(float{});
     });
+  }
+
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    const OutputDesc& d = descs[0];
+    ws.outputs.assign(1, allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+    Batch& out = ws.outputs[0];
+    std::vector<kernels::cuda::BlurJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Shape& s = in.shape(i);
+      kernels::cuda::BlurJob& j = jobs[i];
+      j.in = in[i].data;
+      j.out = out[i].data;
+      for (int k = 0; k < layout_.lead; ++k) j.planes *= s[k];
+      j.spatial.assign(s.begin() + layout_.lead, s.begin() + layout_.lead + layout_.axes);
+      j.channels = layout_.channels ? s.back() : 1;
+      j.windows = windows_[i];
+    }
+    kernels::cuda::gaussian_blur_gpu(ws, d.dtype, in.dtype(), jobs);
   }
 
  private:
@@ -156,7 +179,8 @@ STOKER_REGISTER_OP_NAMED(gaussian_blur, "gaussian_blur") {
             .list_min = 1, .list_max = 3})
       .arg({.name = "dtype", .type = ArgType::kDType, .optional = true,
             .doc = "Output data type: the input type (default) or float."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<GaussianBlur>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<GaussianBlur>(s); })
+      STOKER_GPU_TWIN(GaussianBlur);
 }
 
 }  // namespace stoker

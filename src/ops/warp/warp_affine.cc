@@ -4,7 +4,10 @@
 #include <cstdio>
 #include <optional>
 
+#include "kernels/cuda/warp_gpu.h"
+#include "ops/generic/gpu_twin.h"
 #include "ops/warp/warp_common.h"
+#include "pipeline/gpu_batch.h"
 
 namespace stoker {
 namespace {
@@ -51,6 +54,9 @@ class AffineWarp : public Operator {
     }
   }
 
+  // setup() reads the matrices (shared by both backends), also when they come as input 1.
+  bool setup_reads_input_data() const override { return !rotate_ && spec_.num_inputs > 1; }
+
   std::vector<OutputDesc> setup(Workspace& ws) override {
     const Batch& in = ws.input(0);
     OutputDesc d;
@@ -60,6 +66,10 @@ class AffineWarp : public Operator {
       fail(ErrorKind::kInvalidArgument,
            spec_.display_name() + ": input 1 (mtx) has " + std::to_string(ws.input(1).size()) +
                " samples but input 0 has " + std::to_string(in.size()) + "; give one matrix per sample.");
+    if (!rotate_ && ws.inputs.size() > 1 && ws.input(1).memory() == MemoryKind::kDevice)
+      fail(ErrorKind::kInvalidArgument,
+           spec_.display_name() + ": input 1 (mtx) must be a CPU tensor (the matrices are read when "
+                                  "the launch is set up); give it without .gpu().");
     for (size_t i = 0; i < in.size(); ++i) {
       ImageDims dims = warp_ops::image_dims(in.shape(i));
       int64_t h = dims.height, w = dims.width;
@@ -74,6 +84,17 @@ class AffineWarp : public Operator {
       }
       d.shapes.push_back(warp_ops::with_hw(in.shape(i), h, w));
     }
+    // Each sample's map and interpolation, computed here so that both backends share them.
+    maps_.assign(in.size(), {});
+    interps_.assign(in.size(), kernels::WarpInterp::kLinear);
+    for (size_t k = 0; k < in.size(); ++k) {
+      const int64_t i = static_cast<int64_t>(k);
+      ImageDims di = warp_ops::image_dims(in.shape(k)), dout = warp_ops::image_dims(d.shapes[k]);
+      maps_[k] = rotate_ ? kernels::rotation_map(di.height, di.width, dout.height, dout.width,
+                                                 angle_for(ws, i))
+                         : matrix_for(ws, i);
+      interps_[k] = warp_ops::warp_interp(spec_, ws.scalar_arg("interp_type", i, 1));
+    }
     return {d};
   }
 
@@ -81,13 +102,8 @@ class AffineWarp : public Operator {
     const Batch& in = ws.input(0);
     Batch& out = ws.output(0);
     ImageDims di = warp_ops::image_dims(in.shape(i)), dout = warp_ops::image_dims(out.shape(i));
-    kernels::AffineMap2D map;
-    if (rotate_) {
-      map = kernels::rotation_map(di.height, di.width, dout.height, dout.width, angle_for(ws, i));
-    } else {
-      map = matrix_for(ws, i);
-    }
-    kernels::WarpInterp interp = warp_ops::warp_interp(spec_, ws.scalar_arg("interp_type", i, 1));
+    const kernels::AffineMap2D& map = maps_[i];
+    const kernels::WarpInterp interp = interps_[i];
     warp_ops::visit_out_in(out.dtype(), in.dtype(), [&](auto to, auto ti) {
       using Out = decltype(to);
       using In = decltype(ti);
@@ -99,6 +115,35 @@ class AffineWarp : public Operator {
         kernels::warp_affine(warp_ops::frame_view(dst, dout, f), warp_ops::frame_view(src, di, f), map,
                              interp, border);
     });
+  }
+
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    const OutputDesc& d = descs[0];
+    ws.outputs.assign(1, allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+    Batch& out = ws.outputs[0];
+    float fill = 0.0f;  // as DALI: the fill value in the output type
+    visit_dtype(d.dtype, [&](auto t) { fill = static_cast<float>(convert_sat<decltype(t)>(border_.fill)); });
+    std::vector<kernels::cuda::WarpJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      ImageDims di = warp_ops::image_dims(in.shape(i)), dout = warp_ops::image_dims(out.shape(i));
+      kernels::cuda::WarpJob& j = jobs[i];
+      j.in = in[i].data;
+      j.out = out[i].data;
+      j.frames = di.frames;
+      j.in_h = di.height;
+      j.in_w = di.width;
+      j.out_h = dout.height;
+      j.out_w = dout.width;
+      j.channels = di.channels;
+      j.kind = kernels::cuda::WarpMapKind::kAffine;
+      j.affine = maps_[i];
+      j.interp = interps_[i];
+      j.border = border_;
+      j.border.fill = fill;
+    }
+    kernels::cuda::warp_gpu(ws, d.dtype, in.dtype(), jobs);
   }
 
  private:
@@ -171,6 +216,8 @@ class AffineWarp : public Operator {
   bool inverse_map_ = true;
   kernels::WarpBorder border_;
   std::optional<kernels::AffineMap2D> const_matrix_;
+  std::vector<kernels::AffineMap2D> maps_;
+  std::vector<kernels::WarpInterp> interps_;
 };
 
 void common_warp_args(OpSchema& s) {
@@ -200,7 +247,8 @@ STOKER_REGISTER_OP_NAMED(warp_affine, "warp_affine") {
             .doc = "True (default): the matrix maps output to input coordinates. False: input to "
                    "output (it is inverted first)."});
   common_warp_args(schema);
-  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<AffineWarp>(s, false); });
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<AffineWarp>(s, false); })
+      STOKER_GPU_TWIN_WITH(AffineWarp, false);
 }
 
 STOKER_REGISTER_OP_NAMED(rotate, "rotate") {
@@ -218,7 +266,8 @@ STOKER_REGISTER_OP_NAMED(rotate, "rotate") {
             .doc = "If True, the original canvas size is kept. If False (default) and size is not "
                    "set, the canvas is adjusted to hold the rotated image with the least padding."});
   common_warp_args(schema);
-  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<AffineWarp>(s, true); });
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<AffineWarp>(s, true); })
+      STOKER_GPU_TWIN_WITH(AffineWarp, true);
 }
 
 }  // namespace stoker

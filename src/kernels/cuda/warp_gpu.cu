@@ -1,0 +1,269 @@
+#include "kernels/cuda/warp_gpu.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+#include "kernels/cuda/cuda_common.cuh"
+#include "kernels/cuda/elementwise.cuh"
+#include "kernels/cuda/launch_plan.h"
+#include "pipeline/gpu_batch.h"
+#include "pipeline/gpu_context.h"
+
+namespace stoker::kernels::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kItems = 2;
+constexpr int64_t kChunk = int64_t(kThreads) * kItems;  // output pixels per block
+
+struct WarpDesc {
+  const void* in;
+  void* out;
+  int64_t pixels;  // frames * out_h * out_w
+  int64_t in_h, in_w, out_h, out_w, channels;
+  double m[6];                       // affine
+  float mid_x, mid_y, sphere_d;      // sphere
+  uint32_t dx, dy;                   // water: offsets of the per-row / per-column tables
+  float fill;
+  int kind, interp, clamp;
+};
+
+// ---- warp.h's detail:: helpers, operation for operation
+
+__device__ __forceinline__ float tame(float v, int64_t n) {
+  const float hi = static_cast<float>(n + 4);
+  if (!(v >= -4.0f)) return -4.0f;
+  return v > hi ? hi : v;
+}
+
+__device__ __forceinline__ int64_t floor_i(float v) {
+  const int64_t i = static_cast<int64_t>(v);
+  return i - (v < static_cast<float>(i));
+}
+
+__device__ __forceinline__ void cubic_weights(float t, float w[4]) {
+  constexpr float a = -0.75f;
+  const float t1 = __fadd_rn(t, 1.0f), t2 = __fsub_rn(1.0f, t);
+  // ((a t1 - 5a) t1 + 8a) t1 - 4a
+  w[0] = __fsub_rn(__fmul_rn(__fadd_rn(__fmul_rn(__fsub_rn(__fmul_rn(a, t1), 5 * a), t1), 8 * a), t1), 4 * a);
+  // ((a + 2) t - (a + 3)) t t + 1
+  w[1] = __fadd_rn(__fmul_rn(__fmul_rn(__fsub_rn(__fmul_rn(a + 2, t), a + 3), t), t), 1.0f);
+  w[2] = __fadd_rn(__fmul_rn(__fmul_rn(__fsub_rn(__fmul_rn(a + 2, t2), a + 3), t2), t2), 1.0f);
+  w[3] = __fsub_rn(__fsub_rn(__fsub_rn(1.0f, w[0]), w[1]), w[2]);
+}
+
+template <typename In>
+struct Source {
+  const In* data;  // one frame
+  int64_t h, w, c;
+  bool clamp;
+  float fill;
+  __device__ __forceinline__ bool inside(int64_t x, int64_t y) const {
+    return x >= 0 && y >= 0 && x < w && y < h;
+  }
+  __device__ __forceinline__ static int64_t clampi(int64_t v, int64_t n) {
+    return v < 0 ? 0 : v >= n ? n - 1 : v;
+  }
+  __device__ __forceinline__ const In* at(int64_t y, int64_t x) const { return data + (y * w + x) * c; }
+  __device__ __forceinline__ float tap(int64_t x, int64_t y, int64_t ch) const {
+    if (inside(x, y)) return to_float(at(y, x)[ch]);
+    if (clamp) return to_float(at(clampi(y, h), clampi(x, w))[ch]);
+    return fill;
+  }
+};
+
+template <typename Out, typename In>
+__device__ void sample_nearest(const Source<In>& s, float sx, float sy, Out* out) {
+  const int64_t ix = floor_i(tame(sx, s.w)), iy = floor_i(tame(sy, s.h));
+  if (s.inside(ix, iy) || s.clamp) {
+    const In* p = s.inside(ix, iy) ? s.at(iy, ix) : s.at(Source<In>::clampi(iy, s.h), Source<In>::clampi(ix, s.w));
+    for (int64_t c = 0; c < s.c; ++c) out[c] = convert_sat_dev<Out>(p[c]);
+  } else {
+    const Out f = convert_sat_dev<Out>(s.fill);
+    for (int64_t c = 0; c < s.c; ++c) out[c] = f;
+  }
+}
+
+template <typename Out, typename In>
+__device__ void sample_linear(const Source<In>& s, float sx, float sy, Out* out) {
+  const float hx = static_cast<float>(s.w + 4), hy = static_cast<float>(s.h + 4);
+  float fx = sx >= -4.0f ? (sx <= hx ? sx : hx) : -4.0f;  // NaN -> -4
+  float fy = sy >= -4.0f ? (sy <= hy ? sy : hy) : -4.0f;
+  fx = __fsub_rn(fx, 0.5f);
+  fy = __fsub_rn(fy, 0.5f);
+  int32_t i = static_cast<int32_t>(fx), j = static_cast<int32_t>(fy);
+  i -= fx < static_cast<float>(i);
+  j -= fy < static_cast<float>(j);
+  const float qx = __fsub_rn(fx, static_cast<float>(i)), qy = __fsub_rn(fy, static_cast<float>(j));
+  const float px = __fsub_rn(1.0f, qx), py = __fsub_rn(1.0f, qy);
+  const int64_t x0 = i, y0 = j;
+  for (int64_t c = 0; c < s.c; ++c) {
+    const float top = __fadd_rn(__fmul_rn(s.tap(x0, y0, c), px), __fmul_rn(s.tap(x0 + 1, y0, c), qx));
+    const float bot = __fadd_rn(__fmul_rn(s.tap(x0, y0 + 1, c), px), __fmul_rn(s.tap(x0 + 1, y0 + 1, c), qx));
+    out[c] = round_sat_dev<Out>(__fadd_rn(__fmul_rn(top, py), __fmul_rn(bot, qy)));
+  }
+}
+
+template <typename Out, typename In>
+__device__ void sample_cubic(const Source<In>& s, float sx, float sy, Out* out) {
+  const float fx = __fsub_rn(tame(sx, s.w), 0.5f), fy = __fsub_rn(tame(sy, s.h), 0.5f);
+  const int64_t x0 = floor_i(fx) - 1, y0 = floor_i(fy) - 1;
+  float wx[4], wy[4];
+  cubic_weights(__fsub_rn(fx, static_cast<float>(x0 + 1)), wx);
+  cubic_weights(__fsub_rn(fy, static_cast<float>(y0 + 1)), wy);
+  for (int64_t c = 0; c < s.c; ++c) {
+    float acc = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      float row = 0.0f;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) row = __fadd_rn(row, __fmul_rn(wx[i], s.tap(x0 + i, y0 + j, c)));
+      acc = __fadd_rn(acc, __fmul_rn(wy[j], row));
+    }
+    out[c] = round_sat_dev<Out>(acc);
+  }
+}
+
+template <typename Out, typename In>
+__global__ void warp_kernel(const char* params, const WarpDesc* descs, const int* block_start, int n) {
+  __shared__ WarpDesc d;
+  const int s = sample_of_block(block_start, n, blockIdx.x);
+  if (threadIdx.x == 0) d = descs[s];
+  __syncthreads();
+  const int64_t base = int64_t(blockIdx.x - block_start[s]) * kChunk;
+  const int64_t frame_px = d.out_h * d.out_w;
+  for (int it = 0; it < kItems; ++it) {
+    const int64_t p = base + it * kThreads + threadIdx.x;
+    if (p >= d.pixels) return;
+    const int64_t f = p / frame_px, rem = p - f * frame_px;
+    const int64_t y = rem / d.out_w, x = rem - y * d.out_w;
+    Out* out = static_cast<Out*>(d.out) + p * d.channels;
+    Source<In> src{static_cast<const In*>(d.in) + f * d.in_h * d.in_w * d.channels, d.in_h, d.in_w,
+                   d.channels, d.clamp != 0, d.fill};
+    if (d.kind == static_cast<int>(WarpMapKind::kCopy)) {  // the sample passes through
+      const In* q = src.at(y, x);
+      for (int64_t c = 0; c < d.channels; ++c) out[c] = convert_sat_dev<Out>(q[c]);
+      continue;
+    }
+    if (d.in_h <= 0 || d.in_w <= 0) {  // nothing to sample: the fill value (0 when clamping)
+      const Out v = convert_sat_dev<Out>(d.clamp ? 0.0f : d.fill);
+      for (int64_t c = 0; c < d.channels; ++c) out[c] = v;
+      continue;
+    }
+    float sx, sy;
+    if (d.kind == static_cast<int>(WarpMapKind::kAffine)) {
+      // affine_row_map: in double, then rounded to float
+      const double yc = static_cast<double>(y) + 0.5, xc = static_cast<double>(x) + 0.5;
+      const double bx = __dadd_rn(__dmul_rn(d.m[1], yc), d.m[2]);
+      const double by = __dadd_rn(__dmul_rn(d.m[4], yc), d.m[5]);
+      sx = static_cast<float>(__dadd_rn(__dmul_rn(d.m[0], xc), bx));
+      sy = static_cast<float>(__dadd_rn(__dmul_rn(d.m[3], xc), by));
+    } else if (d.kind == static_cast<int>(WarpMapKind::kWater)) {
+      const float* dx = reinterpret_cast<const float*>(params + d.dx);
+      const float* dy = reinterpret_cast<const float*>(params + d.dy);
+      sx = __fadd_rn(static_cast<float>(x), dx[y]);
+      sy = __fadd_rn(static_cast<float>(y), dy[x]);
+    } else {  // sphere
+      const float ty = __fsub_rn(__fadd_rn(static_cast<float>(y), 0.5f), d.mid_y);
+      const float tx = __fsub_rn(__fadd_rn(static_cast<float>(x), 0.5f), d.mid_x);
+      const float rad = __fdiv_rn(__fsqrt_rn(__fadd_rn(__fmul_rn(tx, tx), __fmul_rn(ty, ty))), d.sphere_d);
+      sx = __fadd_rn(d.mid_x, __fmul_rn(rad, tx));
+      sy = __fadd_rn(d.mid_y, __fmul_rn(rad, ty));
+    }
+    switch (d.interp) {
+      case static_cast<int>(WarpInterp::kNearest): sample_nearest<Out, In>(src, sx, sy, out); break;
+      case static_cast<int>(WarpInterp::kCubic): sample_cubic<Out, In>(src, sx, sy, out); break;
+      default: sample_linear<Out, In>(src, sx, sy, out); break;
+    }
+  }
+}
+
+}  // namespace
+
+bool warp_gpu_supports(DType out, DType in) {
+  if (out == DType::kBool || in == DType::kBool) return false;
+  return out == in || out == DType::kFloat32 || in == DType::kFloat32;
+}
+
+void warp_gpu(Workspace& ws, DType out_type, DType in_type, const std::vector<WarpJob>& jobs) {
+  STOKER_ASSERT(warp_gpu_supports(out_type, in_type), "warp_gpu: unsupported types");
+  LaunchPlan plan(kChunk);
+  DeviceParams params(ws);
+  std::vector<WarpDesc> descs(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const WarpJob& j = jobs[i];
+    WarpDesc& d = descs[i];
+    std::memset(&d, 0, sizeof d);
+    d.in = j.in;
+    d.out = j.out;
+    d.in_h = j.in_h;
+    d.in_w = j.in_w;
+    d.out_h = j.out_h;
+    d.out_w = j.out_w;
+    d.channels = j.channels;
+    d.kind = static_cast<int>(j.kind);
+    d.interp = static_cast<int>(j.interp);
+    d.clamp = j.border.clamp ? 1 : 0;
+    d.fill = j.border.fill;
+    const bool empty = j.out_h <= 0 || j.out_w <= 0 || j.channels <= 0 || j.frames <= 0;
+    d.pixels = empty ? 0 : j.frames * j.out_h * j.out_w;
+    if (j.kind == WarpMapKind::kCopy || j.kind == WarpMapKind::kWater || j.kind == WarpMapKind::kSphere)
+      STOKER_ASSERT(j.in_h == j.out_h && j.in_w == j.out_w, "warp_gpu: a displacement keeps the size");
+    for (int k = 0; k < 6; ++k) d.m[k] = j.affine.m[k];
+    if (j.kind == WarpMapKind::kSphere) {  // sphere_row_map's constants
+      const float mid_x = j.in_w * 0.5f, mid_y = j.in_h * 0.5f;
+      d.mid_x = mid_x;
+      d.mid_y = mid_y;
+      d.sphere_d = static_cast<float>(std::max(static_cast<int>(std::max(mid_x, mid_y)), 1));
+    }
+    if (j.kind == WarpMapKind::kWater && !empty) {
+      // water_row_map's sines (one per row) and cosine terms (one per column), as it takes them.
+      const WaterParams& p = j.water;
+      std::vector<float> dx(j.out_h), dy(j.out_w);
+      for (int64_t y = 0; y < j.out_h; ++y) {
+        float fy = static_cast<float>(y);
+        dx[y] = p.ampl_x * std::sin(p.freq_x * fy + p.phase_x);
+      }
+      for (int64_t x = 0; x < j.out_w; ++x) {
+        float fx = static_cast<float>(x);
+        dy[x] = p.ampl_y * std::cos(p.freq_y * fx + p.phase_y);
+      }
+      d.dx = static_cast<uint32_t>(params.add(dx));
+      d.dy = static_cast<uint32_t>(params.add(dy));
+    }
+    plan.add(d.pixels);
+  }
+  if (plan.blocks() == 0) return;
+  const size_t starts_off = params.add(plan.block_start());
+  const size_t descs_off = params.add(descs);
+  params.upload();
+  const char* base = params.device<char>(0);
+  const int* starts = params.device<int>(starts_off);
+  const WarpDesc* dd = params.device<WarpDesc>(descs_off);
+  const int n = plan.jobs();
+  auto stream = static_cast<cudaStream_t>(ws.gpu->stream());
+  const unsigned blocks = static_cast<unsigned>(plan.blocks());
+  auto launch = [&](auto to, auto ti) {
+    using Out = typename decltype(to)::type;
+    using In = typename decltype(ti)::type;
+    warp_kernel<Out, In><<<blocks, kThreads, 0, stream>>>(base, dd, starts, n);
+  };
+  if (out_type == in_type) {
+    visit_dev_type(in_type, [&](auto t) {
+      if constexpr (!std::is_same_v<typename decltype(t)::type, BoolByte>) launch(t, t);
+    });
+  } else if (out_type == DType::kFloat32) {
+    visit_dev_type(in_type, [&](auto t) {
+      if constexpr (!std::is_same_v<typename decltype(t)::type, BoolByte>) launch(Tag<float>{}, t);
+    });
+  } else {
+    visit_dev_type(out_type, [&](auto t) {
+      if constexpr (!std::is_same_v<typename decltype(t)::type, BoolByte>) launch(t, Tag<float>{});
+    });
+  }
+  check_launch("warp_gpu");
+}
+
+}  // namespace stoker::kernels::cuda

@@ -1,0 +1,38 @@
+// The GPU twin of kernels/cpu/warp/warp.h: warp_affine / rotate (an affine output-to-input map
+// per sample), water and sphere (per-pixel displacement maps), each sample with its own sizes,
+// map, interpolation and border, a whole batch in one launch. The source points and the
+// sampling are the CPU's float32 (and, for affine maps, float64) operations in their order,
+// without fused multiply-adds, so results equal the CPU's bit for bit; water's sines and
+// cosines are taken on the host (one per row and one per column, as the CPU does) for the same
+// reason.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/dtype.h"
+#include "kernels/cpu/warp/warp.h"
+
+namespace stoker {
+class Workspace;
+namespace kernels::cuda {
+
+enum class WarpMapKind : int { kAffine, kWater, kSphere, kCopy };
+
+struct WarpJob {
+  const void* in = nullptr;  // device memory, frames of in_h x in_w x channels
+  void* out = nullptr;       // device memory, frames of out_h x out_w x channels
+  int64_t frames = 1, in_h = 0, in_w = 0, out_h = 0, out_w = 0, channels = 0;
+  WarpMapKind kind = WarpMapKind::kAffine;
+  AffineMap2D affine;             // kAffine
+  WaterParams water;              // kWater (out_h, out_w equal in_h, in_w)
+  WarpInterp interp = WarpInterp::kLinear;
+  WarpBorder border;              // fill as the CPU operator passes it (already in the output type)
+};
+
+// The pairs the warp operators allow: the same type, to float, or from float (no bool).
+bool warp_gpu_supports(DType out, DType in);
+
+void warp_gpu(Workspace& ws, DType out_type, DType in_type, const std::vector<WarpJob>& jobs);
+
+}  // namespace kernels::cuda
+}  // namespace stoker

@@ -1,0 +1,54 @@
+// The GPU twin of a CPU operator whose setup() does all the per-sample work that is not pixel
+// arithmetic (argument checks, output shapes, per-sample parameters, random choices): the twin
+// runs that same setup, then the whole batch in batched kernel launches on the pipeline's stream.
+//
+// The operator provides `void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs)`,
+// which allocates the device outputs (allocate_device_batch) and queues the kernels. It calls
+// functions that exist only in CUDA builds (STOKER_CUDA_SOURCES); being an inline member that
+// only GpuTwin<Op> calls, it is never emitted in a build without CUDA.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "pipeline/operator.h"
+
+namespace stoker {
+
+template <class Op>
+class GpuTwin final : public Op {
+ public:
+  using Op::Op;
+  bool sample_wise() const override { return false; }
+  void run_batch(Workspace& ws) override {
+    std::vector<OutputDesc> descs = this->setup(ws);
+    this->run_gpu(ws, descs);
+  }
+};
+
+// The check every GPU twin makes of its data input.
+inline void require_device_input(const Workspace& ws, int input = 0) {
+  if (ws.input(input).memory() != MemoryKind::kDevice)
+    fail(ErrorKind::kInvalidArgument,
+         ws.spec->display_name() + ": device='gpu' needs GPU input; move the input to the GPU with "
+                                   ".gpu() or run the operator with device='cpu'.");
+}
+
+}  // namespace stoker
+
+// Chained after the CPU backend: `.backend(Backend::kCPU, ...) STOKER_GPU_TWIN(Op)`; a lambda
+// building the operator with extra constructor arguments goes to STOKER_GPU_TWIN_WITH.
+#ifdef STOKER_WITH_CUDA
+#define STOKER_GPU_TWIN(Op)                                                 \
+  .backend(::stoker::Backend::kGPU, [](const ::stoker::OpSpec& s) {         \
+    return std::make_unique<::stoker::GpuTwin<Op>>(s);                      \
+  })
+#define STOKER_GPU_TWIN_WITH(Op, ...)                                       \
+  .backend(::stoker::Backend::kGPU, [=](const ::stoker::OpSpec& s) {        \
+    return std::make_unique<::stoker::GpuTwin<Op>>(s, __VA_ARGS__);         \
+  })
+#else
+#define STOKER_GPU_TWIN(Op)
+#define STOKER_GPU_TWIN_WITH(Op, ...)
+#endif

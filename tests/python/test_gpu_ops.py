@@ -1,0 +1,357 @@
+"""GPU twins of the CPU image operators: the same pipeline, the same seed and the same per-sample
+arguments on both backends, on real images of different sizes. 8-bit outputs agree within 1
+(most are equal: the kernels do the CPU's float operations in the CPU's order), float outputs
+within rounding. Runs on the GPU machine; skipped where there is no GPU."""
+import numpy as np
+import pytest
+
+import stoker
+from stoker import fn, pipeline_def, types
+
+HAS_GPU = stoker._C.cuda_device_count() > 0
+pytestmark = pytest.mark.skipif(not HAS_GPU, reason="no GPU here")
+
+
+def run_twins(jpeg_dir, make, batch_size=4, iters=2, prep=None, seed=11, shorter=(24, 72),
+              source=None):
+    """make() is called inside the pipeline definition (so the random arguments it creates are
+    shared by both backends) and returns callables op(images, device). Each op runs on the CPU
+    images with device='cpu' and on their GPU copy with device='gpu'. The images are the test
+    JPEGs, decoded and resized to a random shorter side, or what source() gives. Returns, per
+    iteration, the list of (cpu_batch, gpu_batch) pairs."""
+    @pipeline_def(batch_size=batch_size, num_threads=2, device_id=0, seed=seed)
+    def pipe():
+        if source is not None:
+            images = source()
+        else:
+            jpegs, _ = fn.readers.file(file_root=str(jpeg_dir), random_shuffle=False)
+            images = fn.decoders.image(jpegs, output_type=types.RGB)
+            images = fn.resize(images, resize_shorter=fn.random.uniform(range=shorter))
+        if prep is not None:
+            images = prep(images)
+        on_gpu = images.gpu()
+        ops = make()
+        return tuple(op(images, "cpu") for op in ops) + tuple(op(on_gpu, "gpu") for op in ops)
+
+    p = pipe()
+    p.build()
+    out = []
+    for _ in range(iters):
+        res = p.run()
+        k = len(res) // 2
+        out.append(list(zip(res[:k], res[k:])))
+    return out
+
+
+def assert_twins(cpu, gpu, tol=1, rtol=1e-6, atol=1e-6):
+    assert isinstance(gpu, stoker.TensorListGPU), type(gpu)
+    host = gpu.as_cpu()
+    assert host.layout() == cpu.layout()
+    assert host.dtype == cpu.dtype
+    assert len(host) == len(cpu)
+    for i in range(len(cpu)):
+        a, b = np.asarray(cpu[i]), np.asarray(host[i])
+        assert a.shape == b.shape, (i, a.shape, b.shape)
+        assert a.dtype == b.dtype
+        if a.size == 0:
+            continue
+        if a.dtype.kind in "biu":
+            diff = np.abs(a.astype(np.int64) - b.astype(np.int64)).max()
+            assert diff <= tol, f"sample {i}: max |gpu - cpu| = {diff}"
+        else:
+            np.testing.assert_allclose(b.astype(np.float64), a.astype(np.float64), rtol=rtol,
+                                       atol=atol, equal_nan=True, err_msg=f"sample {i}")
+
+
+def check_all(results, **tol):
+    for pairs in results:
+        for cpu, gpu in pairs:
+            assert_twins(cpu, gpu, **tol)
+
+
+def as_float(images):
+    return fn.cast(images, dtype=types.FLOAT) * (1.0 / 255)
+
+
+# ---- colour
+
+def test_brightness_contrast(jpeg_dir):
+    def make():
+        b = fn.random.uniform(range=(0.5, 1.5))
+        c = fn.random.uniform(range=(0.3, 1.7))
+        s = fn.random.uniform(range=(-0.2, 0.2))
+        return [
+            lambda x, d: fn.brightness_contrast(x, brightness=b, contrast=c, brightness_shift=s, device=d),
+            lambda x, d: fn.brightness_contrast(x, brightness=1.3, contrast=0.6, contrast_center=100.0,
+                                                dtype=types.FLOAT, device=d),
+            lambda x, d: fn.brightness(x, brightness=b, dtype=types.INT16, device=d),
+            lambda x, d: fn.contrast(x, contrast=c, dtype=types.FLOAT16, device=d),
+        ]
+    check_all(run_twins(jpeg_dir, make), tol=1, rtol=1e-3, atol=1e-6)
+
+
+def test_brightness_contrast_on_float_images(jpeg_dir):
+    def make():
+        b = fn.random.uniform(range=(0.5, 1.5))
+        return [lambda x, d: fn.brightness_contrast(x, brightness=b, contrast=1.4, device=d),
+                lambda x, d: fn.brightness(x, brightness=b, dtype=types.UINT8, device=d)]
+    check_all(run_twins(jpeg_dir, make, prep=as_float), tol=1, rtol=1e-6, atol=1e-6)
+
+
+def test_color_twist_family(jpeg_dir):
+    def make():
+        h = fn.random.uniform(range=(-90, 90))
+        s = fn.random.uniform(range=(0.0, 2.0))
+        v = fn.random.uniform(range=(0.5, 1.5))
+        c = fn.random.uniform(range=(0.5, 1.5))
+        return [
+            lambda x, d: fn.color_twist(x, hue=h, saturation=s, brightness=v, contrast=c, device=d),
+            lambda x, d: fn.color_twist(x, hue=h, image_type=types.BGR, dtype=types.FLOAT, device=d),
+            lambda x, d: fn.hsv(x, hue=h, saturation=s, value=v, device=d),
+            lambda x, d: fn.hue(x, hue=30.0, device=d),
+            lambda x, d: fn.saturation(x, saturation=s, dtype=types.UINT16, device=d),
+        ]
+    check_all(run_twins(jpeg_dir, make), tol=1, rtol=1e-6, atol=1e-5)
+
+
+CONVERSIONS = [
+    (types.RGB, types.YCbCr), (types.RGB, types.GRAY), (types.RGB, types.BGR),
+    (types.YCbCr, types.RGB), (types.RGB, types.HSV), (types.BGR, types.HSV),
+    (types.HSV, types.RGB), (types.HSV, types.BGR), (types.YCbCr, types.HSV),
+    (types.HSV, types.GRAY), (types.HSV, types.YCbCr),
+]
+
+
+@pytest.mark.parametrize("prep", [None, as_float], ids=["uint8", "float"])
+def test_color_space_conversion(jpeg_dir, prep):
+    def make():
+        return [lambda x, d, a=a, b=b: fn.color_space_conversion(x, image_type=a, output_type=b, device=d)
+                for a, b in CONVERSIONS]
+    check_all(run_twins(jpeg_dir, make, prep=prep, iters=1), tol=1, rtol=1e-5, atol=1e-5)
+
+
+def test_color_space_conversion_from_gray(jpeg_dir):
+    def gray(images):
+        return fn.color_space_conversion(images, image_type=types.RGB, output_type=types.GRAY)
+
+    def make():
+        return [lambda x, d, b=b: fn.color_space_conversion(x, image_type=types.GRAY, output_type=b, device=d)
+                for b in (types.RGB, types.YCbCr, types.HSV)]
+    check_all(run_twins(jpeg_dir, make, prep=gray, iters=1), tol=1)
+
+
+# ---- cast and normalize
+
+def test_cast(jpeg_dir):
+    def wide(images):  # values well outside every integer range, with halves
+        return fn.cast(images, dtype=types.FLOAT) * 3.5 - 300.5
+
+    def make():
+        return [lambda x, d, t=t: fn.cast(x, dtype=t, device=d)
+                for t in (types.UINT8, types.INT8, types.UINT16, types.INT16, types.INT32, types.UINT32,
+                          types.INT64, types.UINT64, types.FLOAT16, types.FLOAT64, types.BOOL)]
+    check_all(run_twins(jpeg_dir, make, prep=wide, iters=1), tol=0, rtol=0, atol=0)
+    # and from the integer side
+    def make_int():
+        return [lambda x, d, t=t: fn.cast(x, dtype=t, device=d)
+                for t in (types.INT8, types.FLOAT, types.FLOAT16, types.BOOL, types.UINT8)]
+    check_all(run_twins(jpeg_dir, make_int, iters=1), tol=0, rtol=0, atol=0)
+
+
+def test_normalize_given(jpeg_dir):
+    def make():
+        m = fn.random.uniform(range=(50, 150))
+        s = fn.random.uniform(range=(20, 80))
+        return [
+            lambda x, d: fn.normalize(x, mean=m, stddev=s, device=d),
+            lambda x, d: fn.normalize(x, mean=110.0, stddev=55.0, scale=64.0, shift=128.0,
+                                      dtype=types.UINT8, device=d),
+            lambda x, d: fn.normalize(x, mean=m, stddev=s, dtype=types.FLOAT16, device=d),
+        ]
+    check_all(run_twins(jpeg_dir, make), tol=1, rtol=1e-3, atol=1e-6)
+
+
+def test_normalize_computed(jpeg_dir):
+    def make():
+        return [
+            lambda x, d: fn.normalize(x, device=d),
+            lambda x, d: fn.normalize(x, axis_names="HW", device=d),
+            lambda x, d: fn.normalize(x, axes=[0, 1], ddof=1, epsilon=0.5, scale=40.0, shift=128.0,
+                                      dtype=types.UINT8, device=d),
+            lambda x, d: fn.normalize(x, mean=100.0, axis_names="HW", device=d),
+            lambda x, d: fn.normalize(x, stddev=30.0, device=d),
+        ]
+    check_all(run_twins(jpeg_dir, make), tol=1, rtol=1e-4, atol=1e-4)
+
+
+def test_normalize_batch_statistics(jpeg_dir):
+    def same_size(images):
+        return fn.resize(images, size=(48, 64))
+
+    def make():
+        return [
+            lambda x, d: fn.normalize(x, batch=True, device=d),
+            lambda x, d: fn.normalize(x, batch=True, axis_names="HW", ddof=1, device=d),
+            lambda x, d: fn.normalize(x, batch=True, mean=120.0, axis_names="HW", device=d),
+        ]
+    check_all(run_twins(jpeg_dir, make, prep=same_size), tol=1, rtol=1e-4, atol=1e-4)
+
+
+# ---- erase
+
+def test_erase(jpeg_dir):
+    def make():
+        anchor = fn.random.uniform(range=(0.0, 0.6), shape=(4,))
+        shape = fn.random.uniform(range=(0.1, 0.5), shape=(4,))
+        return [
+            lambda x, d: fn.erase(x, anchor=anchor, shape=shape, normalized=True,
+                                  fill_value=(255, 0, 128), device=d),
+            lambda x, d: fn.erase(x, anchor=(5, 3), shape=(10, 200), axis_names="HW", device=d),
+            lambda x, d: fn.erase(x, anchor=anchor, shape=shape, normalized=True, centered_anchor=True,
+                                  fill_value=7, device=d),
+            lambda x, d: fn.erase(x, anchor=(1,), shape=(1,), axis_names="C", fill_value=(1, 2, 3),
+                                  device=d),
+        ]
+    check_all(run_twins(jpeg_dir, make), tol=0)
+
+
+# ---- warps
+
+def test_warp_affine(jpeg_dir):
+    def make():
+        m = fn.random.uniform(range=(0.3, 0.7), shape=(6,))
+        nn = fn.random.coin_flip(probability=0.5)  # per-sample interpolation: 0 NN, 1 LINEAR
+        return [
+            lambda x, d: fn.warp_affine(x, matrix=m, device=d),
+            lambda x, d: fn.warp_affine(x, matrix=m, fill_value=42.0, interp_type=nn, device=d),
+            lambda x, d: fn.warp_affine(x, matrix=(0.9, 0.2, -3.0, -0.1, 1.1, 4.5), size=(40, 50),
+                                        interp_type=types.INTERP_CUBIC, device=d),
+            lambda x, d: fn.warp_affine(x, matrix=(1.2, 0.1, 3.0, 0.0, 0.8, -2.0), inverse_map=False,
+                                        fill_value=0.0, dtype=types.FLOAT, device=d),
+        ]
+    check_all(run_twins(jpeg_dir, make), tol=1, rtol=1e-5, atol=1e-4)
+
+
+def test_rotate(jpeg_dir):
+    def make():
+        a = fn.random.uniform(range=(-180, 180))
+        return [
+            lambda x, d: fn.rotate(x, angle=a, device=d),
+            lambda x, d: fn.rotate(x, angle=a, fill_value=255.0, interp_type=types.INTERP_NN, device=d),
+            lambda x, d: fn.rotate(x, angle=a, keep_size=True, interp_type=types.INTERP_CUBIC, device=d),
+            lambda x, d: fn.rotate(x, angle=17.0, size=(30, 60), dtype=types.FLOAT, device=d),
+        ]
+    check_all(run_twins(jpeg_dir, make), tol=1, rtol=1e-5, atol=1e-4)
+
+
+def test_water_and_sphere(jpeg_dir):
+    def make():
+        mask = fn.random.coin_flip(probability=0.7)
+        return [
+            lambda x, d: fn.water(x, mask=mask, device=d),
+            lambda x, d: fn.water(x, ampl_x=3.0, ampl_y=6.0, freq_x=0.2, phase_y=1.0,
+                                  interp_type=types.INTERP_LINEAR, fill_value=9.0, device=d),
+            lambda x, d: fn.sphere(x, mask=mask, device=d),
+            lambda x, d: fn.sphere(x, interp_type=types.INTERP_LINEAR, device=d),
+        ]
+    check_all(run_twins(jpeg_dir, make), tol=1)
+    check_all(run_twins(jpeg_dir, make, prep=as_float, iters=1), tol=1, rtol=1e-5, atol=1e-5)
+
+
+# ---- gaussian blur
+
+def test_gaussian_blur(jpeg_dir):
+    def make():
+        s = fn.random.uniform(range=(0.5, 3.0))
+        s2 = fn.random.uniform(range=(0.3, 2.0), shape=(2,))
+        return [
+            lambda x, d: fn.gaussian_blur(x, sigma=s, device=d),
+            lambda x, d: fn.gaussian_blur(x, sigma=s2, dtype=types.FLOAT, device=d),
+            lambda x, d: fn.gaussian_blur(x, window_size=(3, 7), device=d),
+        ]
+    check_all(run_twins(jpeg_dir, make), tol=1, rtol=1e-5, atol=1e-4)
+
+
+def synthetic(shapes, layout, dtype=np.uint8):
+    """An external_source of random arrays of these shapes (a batch), new values each run."""
+    def source():
+        rng = np.random.default_rng(len(shapes))
+
+        def batch():
+            return [rng.integers(0, 256, size=s).astype(dtype) for s in shapes]
+        return fn.external_source(source=batch, layout=layout)
+    return source
+
+
+ODD_SHAPES = [(1, 1, 3), (1, 9, 3), (7, 1, 3), (2, 2, 3), (31, 17, 3)]
+
+
+@pytest.mark.skipif(not hasattr(stoker._C, "ExternalSourceState"), reason="no external_source")
+def test_odd_shapes(jpeg_dir):
+    def make():
+        a = fn.random.uniform(range=(-60, 60))
+        return [
+            lambda x, d: fn.color_twist(x, hue=a, saturation=1.5, device=d),
+            lambda x, d: fn.color_space_conversion(x, image_type=types.RGB, output_type=types.HSV, device=d),
+            lambda x, d: fn.rotate(x, angle=a, device=d),
+            lambda x, d: fn.warp_affine(x, matrix=(0.5, 0.1, 0.3, -0.2, 0.7, 0.1), size=(5, 3),
+                                        interp_type=types.INTERP_CUBIC, device=d),
+            lambda x, d: fn.sphere(x, device=d),
+            lambda x, d: fn.water(x, interp_type=types.INTERP_LINEAR, device=d),
+            lambda x, d: fn.gaussian_blur(x, sigma=1.5, device=d),
+            lambda x, d: fn.normalize(x, axis_names="HW", device=d),
+            lambda x, d: fn.erase(x, anchor=(0, 0), shape=(1, 2), device=d),
+            lambda x, d: fn.cast(x, dtype=types.FLOAT16, device=d),
+        ]
+    check_all(run_twins(jpeg_dir, make, batch_size=len(ODD_SHAPES),
+                        source=synthetic(ODD_SHAPES, "HWC")), tol=1, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.skipif(not hasattr(stoker._C, "ExternalSourceState"), reason="no external_source")
+def test_sequences_and_volumes(jpeg_dir):
+    shapes = [(3, 12, 16, 3), (2, 9, 5, 3), (1, 20, 11, 3)]
+
+    def make():
+        a = fn.random.uniform(range=(-45, 45))
+        return [
+            lambda x, d: fn.brightness_contrast(x, brightness=1.2, contrast=0.8, device=d),
+            lambda x, d: fn.hsv(x, hue=a, device=d),
+            lambda x, d: fn.rotate(x, angle=a, device=d),
+            lambda x, d: fn.water(x, device=d),
+            lambda x, d: fn.gaussian_blur(x, sigma=1.0, device=d),
+        ]
+    check_all(run_twins(jpeg_dir, make, batch_size=len(shapes), source=synthetic(shapes, "FHWC")),
+              tol=1)
+
+    def make_volume():
+        return [lambda x, d: fn.gaussian_blur(x, sigma=(1.0, 0.7, 1.5), device=d),
+                lambda x, d: fn.normalize(x, axis_names="DHW", device=d)]
+    check_all(run_twins(jpeg_dir, make_volume, batch_size=len(shapes),
+                        source=synthetic(shapes, "DHWC")), tol=1, rtol=1e-4, atol=1e-4)
+
+
+# ---- batch of one, and the input check
+
+def test_batch_of_one(jpeg_dir):
+    def make():
+        return [lambda x, d: fn.hsv(x, hue=20.0, device=d),
+                lambda x, d: fn.rotate(x, angle=33.0, device=d),
+                lambda x, d: fn.normalize(x, device=d)]
+    check_all(run_twins(jpeg_dir, make, batch_size=1), tol=1, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("op", [
+    lambda x: fn.brightness(x, brightness=1.2, device="gpu"),
+    lambda x: fn.cast(x, dtype=types.FLOAT, device="gpu"),
+    lambda x: fn.gaussian_blur(x, sigma=1.0, device="gpu"),
+])
+def test_gpu_backend_needs_gpu_input(jpeg_dir, op):
+    @pipeline_def(batch_size=2, num_threads=1, device_id=0, seed=1)
+    def pipe():
+        jpegs, _ = fn.readers.file(file_root=str(jpeg_dir))
+        return op(fn.decoders.image(jpegs))
+
+    p = pipe()
+    with pytest.raises(ValueError, match=r"device='gpu' needs GPU input.*\.gpu\(\)"):
+        p.build()
+        p.run()
