@@ -103,7 +103,7 @@ def test_every_edge_case_decodes_close_to_the_cpu_or_fails_the_same_way(testdata
     files = sorted(p for p in (testdata / "images" / "jpeg_edge").rglob("*")
                    if p.is_file() and p.suffix.lower() in (".jpg", ".jpeg"))
     assert files
-    checked = 0
+    checked, wrong = 0, []
     for f in files:
         def build(device):
             @pipeline_def(batch_size=1, num_threads=2, device_id=0, seed=1)
@@ -138,9 +138,11 @@ def test_every_edge_case_decodes_close_to_the_cpu_or_fails_the_same_way(testdata
         if "crashtest" not in str(f) and f.name not in KNOWN_NVJPEG_DIFFERENCES:
             # (crashtest files are broken on purpose: no right answer, only no crash)
             d = np.abs(g.astype(np.int32) - c.astype(np.int32))
-            assert d.mean() <= 3.0, (f, d.mean())
+            if d.mean() > 3.0:
+                wrong.append((f.name, round(float(d.mean()), 2)))
         checked += 1
     assert checked > 0
+    assert not wrong, wrong
 
 
 def test_mixed_on_error_skip_drops_a_truncated_file(jpeg_files, tmp_path):

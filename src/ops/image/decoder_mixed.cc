@@ -127,7 +127,10 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
     if (info.encoding == nvjpeg::JpegEncoding::kLosslessHuffman) return;
     const int channels = gray ? 1 : 3;
     if (base_.color == codecs::ColorOut::kAny && info.components != 3) return;
-    if (info.components != 1 && info.components != 3) return;
+    // Grayscale JPEGs go to the CPU: nvJPEG decodes some (a single component with 2x2 sampling
+    // factors, reftest's grayscale_16x24_sampling2x2.jpg) wrongly, and they are rare in
+    // training data.
+    if (info.components != 3) return;
     (void)channels;
     route[i] = info.hardware ? Route::kHardware : Route::kCuda;
   });
