@@ -40,6 +40,7 @@ if [ "${STOKER_TEST_DEPS:-0}" = 1 ]; then
   python3 -c "import jax" 2>/dev/null || _need_pip+=("jax==0.10.2" "jaxlib==0.10.2")
   python3 -c "import tensorflow" 2>/dev/null || _need_pip+=("tensorflow-cpu==2.21.0")
   python3 -c "import lmdb" 2>/dev/null || _need_pip+=("lmdb")  # writes the LMDB test fixtures
+  python3 -c "import tifffile" 2>/dev/null || _need_pip+=("tifffile")  # writes tiled/planar TIFF fixtures
   python3 -c "import pycocotools" 2>/dev/null || _need_pip+=("pycocotools")  # readers.coco masks reference
   if [ ${#_need_pip[@]} -gt 0 ]; then
     echo "Installing test frameworks: ${_need_pip[*]}"

@@ -37,11 +37,19 @@ def _caffe2_outputs(kwargs):
     return kwargs, max(n, 1), None
 
 
+def _coco_outputs(kwargs):
+    polygons = bool(kwargs.get("polygon_masks", False)) or bool(kwargs.get("masks", False))
+    n = (3 + 2 * polygons + bool(kwargs.get("pixelwise_masks", False)) +
+         (bool(kwargs.get("image_ids", False)) or bool(kwargs.get("save_img_ids", False))))
+    return kwargs, n, None
+
+
 _ADAPTERS = {
     "readers.tfrecord": "stoker.tfrecord:_adapt_reader",
     "readers.webdataset": _one_output_per("ext"),
     "readers.caffe": _caffe_outputs,
     "readers.caffe2": _caffe2_outputs,
+    "readers.coco": _coco_outputs,
     "external_source": "stoker.external_source:_adapt",
 }
 

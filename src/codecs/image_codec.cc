@@ -1,9 +1,10 @@
 // Format dispatch, limits, roi/orientation planning and the oriented output view. The format
-// decoders (jpeg.cc, png.cc) only decode a stored-orientation region; everything geometric
+// decoders (jpeg.cc, png.cc, tiff.cc, webp.cc, jpeg2k.cc, bmp.cc, pnm.cc) only decode a stored-orientation region; everything geometric
 // that is common to all formats lives here, once.
 #include "codecs/image_codec.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -32,9 +33,9 @@ void check_pixels(const ImageInfo& info, const DecodeLimits& limits) {
   if (info.height <= 0 || info.width <= 0)
     fail(ErrorKind::kDecode, std::string(format_name(info.format)) + " image has an empty size " +
                                  dims(info.height, info.width));
-  // Both factors are < 2^32 for every supported format, so the product cannot overflow.
-  int64_t pixels = info.height * info.width;
-  if (pixels > limits.max_pixels)
+  // Both factors are < 2^32 for every supported format, so the unsigned product cannot overflow.
+  const uint64_t pixels = static_cast<uint64_t>(info.height) * static_cast<uint64_t>(info.width);
+  if (pixels > static_cast<uint64_t>(std::max<int64_t>(limits.max_pixels, 0)))
     fail(ErrorKind::kDecode, "image is " + dims(info.height, info.width) + " = " +
                                  std::to_string(pixels) + " pixels, over the limit of " +
                                  std::to_string(limits.max_pixels) +
@@ -96,6 +97,11 @@ void decode_region(const uint8_t* data, size_t size, const ImageInfo& info, cons
   switch (info.format) {
     case ImageFormat::kJpeg: return detail::jpeg_decode(data, size, info, plan, region);
     case ImageFormat::kPng: return detail::png_decode(data, size, info, plan, region);
+    case ImageFormat::kTiff: return detail::tiff_decode(data, size, info, plan, region);
+    case ImageFormat::kWebp: return detail::webp_decode(data, size, info, plan, region);
+    case ImageFormat::kJpeg2000: return detail::jpeg2k_decode(data, size, info, plan, region);
+    case ImageFormat::kBmp: return detail::bmp_decode(data, size, info, plan, region);
+    case ImageFormat::kPnm: return detail::pnm_decode(data, size, info, plan, region);
     default: break;
   }
   fail(ErrorKind::kInvalidArgument, "decode: ImageInfo has no known format; get it from peek()");
@@ -105,7 +111,12 @@ void decode_region(const uint8_t* data, size_t size, const ImageInfo& info, cons
                    const ImageView<uint16_t>& region) {
   switch (info.format) {
     case ImageFormat::kPng: return detail::png_decode(data, size, info, plan, region);
-    case ImageFormat::kJpeg: {
+    case ImageFormat::kTiff: return detail::tiff_decode(data, size, info, plan, region);
+    case ImageFormat::kJpeg2000: return detail::jpeg2k_decode(data, size, info, plan, region);
+    case ImageFormat::kPnm: return detail::pnm_decode(data, size, info, plan, region);
+    case ImageFormat::kJpeg:
+    case ImageFormat::kWebp:
+    case ImageFormat::kBmp: {
       // 8-bit formats: decode 8-bit, widen exactly (v * 257 maps 0..255 onto 0..65535).
       std::vector<uint8_t> tmp(static_cast<size_t>(region.height * region.width * region.channels));
       ImageView<uint8_t> t8(tmp.data(), region.height, region.width, region.channels);
@@ -137,11 +148,27 @@ void decode_any(const uint8_t* data, size_t size, const ImageInfo& info, const D
 
 ImageFormat detect_format(const uint8_t* data, size_t size) {
   static const uint8_t kPngSig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  static const uint8_t kJp2Sig[12] = {0, 0, 0, 0x0c, 'j', 'P', ' ', ' ', 0x0d, 0x0a, 0x87, 0x0a};
+  static const uint8_t kJ2kSig[4] = {0xff, 0x4f, 0xff, 0x51};  // SOC, then SIZ
   if (data == nullptr) return ImageFormat::kUnknown;
   // JPEG: the SOI marker only, as libjpeg itself requires; what follows may be garbage that
   // libjpeg skips (with a warning) on its way to the next marker.
   if (size >= 2 && data[0] == 0xFF && data[1] == 0xD8) return ImageFormat::kJpeg;
   if (size >= 8 && std::memcmp(data, kPngSig, 8) == 0) return ImageFormat::kPng;
+  // TIFF: byte order, then 42 (classic) or 43 (BigTIFF).
+  if (size >= 4 && ((data[0] == 'I' && data[1] == 'I' && (data[2] == 42 || data[2] == 43) && data[3] == 0) ||
+                    (data[0] == 'M' && data[1] == 'M' && data[2] == 0 && (data[3] == 42 || data[3] == 43))))
+    return ImageFormat::kTiff;
+  if (size >= 12 && std::memcmp(data, "RIFF", 4) == 0 && std::memcmp(data + 8, "WEBP", 4) == 0)
+    return ImageFormat::kWebp;
+  if ((size >= 12 && std::memcmp(data, kJp2Sig, 12) == 0) ||
+      (size >= 4 && std::memcmp(data, kJ2kSig, 4) == 0))
+    return ImageFormat::kJpeg2000;
+  if (size >= 2 && data[0] == 'B' && data[1] == 'M') return ImageFormat::kBmp;
+  // PNM: P1..P6 and a whitespace (or a comment), as netpbm's own magic check.
+  if (size >= 3 && data[0] == 'P' && data[1] >= '1' && data[1] <= '6' &&
+      (std::isspace(data[2]) || data[2] == '#'))
+    return ImageFormat::kPnm;
   return ImageFormat::kUnknown;
 }
 
@@ -149,7 +176,25 @@ const char* format_name(ImageFormat format) {
   switch (format) {
     case ImageFormat::kJpeg: return "jpeg";
     case ImageFormat::kPng: return "png";
+    case ImageFormat::kTiff: return "tiff";
+    case ImageFormat::kWebp: return "webp";
+    case ImageFormat::kJpeg2000: return "jpeg2000";
+    case ImageFormat::kBmp: return "bmp";
+    case ImageFormat::kPnm: return "pnm";
     default: return "unknown";
+  }
+}
+
+bool format_built_in(ImageFormat format) {
+  switch (format) {
+    case ImageFormat::kJpeg:
+    case ImageFormat::kPng:
+    case ImageFormat::kBmp:
+    case ImageFormat::kPnm: return true;
+    case ImageFormat::kTiff: return detail::tiff_built_in();
+    case ImageFormat::kWebp: return detail::webp_built_in();
+    case ImageFormat::kJpeg2000: return detail::jpeg2k_built_in();
+    default: return false;
   }
 }
 
@@ -159,6 +204,11 @@ ImageInfo peek(const uint8_t* data, size_t size, const DecodeLimits& limits) {
   switch (detect_format(data, size)) {
     case ImageFormat::kJpeg: info = detail::jpeg_peek(data, size); break;
     case ImageFormat::kPng: info = detail::png_peek(data, size); break;
+    case ImageFormat::kTiff: info = detail::tiff_peek(data, size); break;
+    case ImageFormat::kWebp: info = detail::webp_peek(data, size); break;
+    case ImageFormat::kJpeg2000: info = detail::jpeg2k_peek(data, size); break;
+    case ImageFormat::kBmp: info = detail::bmp_peek(data, size); break;
+    case ImageFormat::kPnm: info = detail::pnm_peek(data, size); break;
     default: {
       std::string head;
       for (size_t i = 0; i < std::min<size_t>(size, 8); i++) {
@@ -170,7 +220,8 @@ ImageInfo peek(const uint8_t* data, size_t size, const DecodeLimits& limits) {
       fail(ErrorKind::kDecode,
            size == 0 ? std::string("empty data (0 bytes) is not an image")
                      : "unknown image format (first bytes: " + head +
-                           "); supported: jpeg, png");
+                           "); supported: jpeg, png, tiff, webp, jpeg2000 (.jp2, .j2k), bmp, pnm "
+                           "(.pbm, .pgm, .ppm)");
     }
   }
   check_pixels(info, limits);
@@ -196,9 +247,9 @@ namespace detail {
 
 Plan make_plan(const ImageInfo& info, const DecodeParams& params) {
   Plan p;
-  if (info.format != ImageFormat::kJpeg && info.format != ImageFormat::kPng)
+  if (std::strcmp(format_name(info.format), "unknown") == 0)
     fail(ErrorKind::kInvalidArgument, "ImageInfo has no known format; get it from peek()");
-  if (info.height <= 0 || info.width <= 0 || info.channels < 1 || info.channels > 4)
+  if (info.height <= 0 || info.width <= 0 || info.channels < 1 || info.channels > kMaxChannels)
     fail(ErrorKind::kInvalidArgument, "ImageInfo is not valid (" + dims(info.height, info.width) +
                                           ", " + std::to_string(info.channels) +
                                           " channels); get it from peek()");
@@ -211,6 +262,7 @@ Plan make_plan(const ImageInfo& info, const DecodeParams& params) {
                                           " is supported for JPEG only, but the image is " +
                                           format_name(info.format) + "; use scale_denom=1");
   p.scale_denom = d;
+  p.limits = params.limits;
   p.scaled_h = (info.height + d - 1) / d;
   p.scaled_w = (info.width + d - 1) / d;
   p.orientation = params.apply_orientation && info.orientation >= 1 && info.orientation <= 8
@@ -319,6 +371,33 @@ void convert_row(const T* src, int src_c, int64_t w, ColorOut color, T* dst, int
       return;
     default: return;
   }
+}
+
+template <typename T>
+void scale_convert_row(const uint16_t* src, int src_c, int64_t w, uint32_t maxv, ColorOut color,
+                       T* dst, int64_t ps, std::vector<T>& tmp) {
+  const size_t n = static_cast<size_t>(w) * static_cast<size_t>(src_c);
+  if (tmp.size() < n) tmp.resize(n);
+  constexpr uint32_t tmax = sizeof(T) == 1 ? 255u : 65535u;
+  if (maxv == tmax) {
+    for (size_t k = 0; k < n; k++) tmp[k] = static_cast<T>(src[k]);
+  } else if (maxv == 255 && tmax == 65535) {
+    for (size_t k = 0; k < n; k++) tmp[k] = static_cast<T>(src[k] * 257u);
+  } else {
+    for (size_t k = 0; k < n; k++) tmp[k] = scale_sample<T>(src[k], maxv);
+  }
+  convert_row(tmp.data(), src_c, w, color, dst, ps);
+}
+
+template void scale_convert_row<uint8_t>(const uint16_t*, int, int64_t, uint32_t, ColorOut,
+                                         uint8_t*, int64_t, std::vector<uint8_t>&);
+template void scale_convert_row<uint16_t>(const uint16_t*, int, int64_t, uint32_t, ColorOut,
+                                          uint16_t*, int64_t, std::vector<uint16_t>&);
+
+void fail_built_without(const char* library, const char* format, const char* package) {
+  fail(ErrorKind::kUnsupported, std::string("stoker was built without ") + library + ": " + format +
+                                    " images cannot be decoded; install " + package +
+                                    " and rebuild stoker");
 }
 
 template void convert_row<uint8_t>(const uint8_t*, int, int64_t, ColorOut, uint8_t*, int64_t);

@@ -16,15 +16,27 @@
 
 namespace stoker::codecs {
 
-enum class ImageFormat { kUnknown, kJpeg, kPng };  // later: tiff, webp, jpeg2000, bmp, pnm
+// TIFF, WebP and JPEG 2000 need libtiff, libwebp and OpenJPEG at build time; a build without
+// one still detects the format, and peek/decode throw Error(kUnsupported, "stoker was built
+// without ...") for it (format_built_in() tells beforehand). BMP and PNM are stoker's own.
+enum class ImageFormat { kUnknown, kJpeg, kPng, kTiff, kWebp, kJpeg2000, kBmp, kPnm };
 
 // By magic bytes only; kUnknown when no format matches.
 ImageFormat detect_format(const uint8_t* data, size_t size);
-const char* format_name(ImageFormat format);  // "jpeg", "png", "unknown"
+// "jpeg", "png", "tiff", "webp", "jpeg2000", "bmp", "pnm", "unknown"
+const char* format_name(ImageFormat format);
+// Whether this build decodes `format` (false for kUnknown, and for TIFF/WebP/JPEG 2000 when
+// their library was not found at build time).
+bool format_built_in(ImageFormat format);
+
+// Most channels an image may have (multi-channel TIFF and JPEG 2000 with ColorOut::kAny).
+constexpr int kMaxChannels = 64;
 
 // Channels of the output. kGray from colour uses ITU-R 601 luma with Pillow's rounding
 // (convert('L')); kAny keeps the file's own channels: gray 1, gray+alpha 2, RGB 3, RGBA 4
-// (JPEG CMYK/YCCK give RGB 3). Alpha is dropped (not composited) for kRGB/kBGR/kGray.
+// (JPEG CMYK/YCCK give RGB 3, palettes RGB 3), or up to kMaxChannels for multi-channel TIFF
+// and JPEG 2000. Alpha is dropped (not composited) for kRGB/kBGR/kGray; of a multi-channel
+// image (5 or more), kRGB/kBGR/kGray use the first three channels.
 enum class ColorOut { kRGB, kBGR, kGray, kAny };
 
 // Guards against hostile files; checked by peek and again by decode before any big allocation.
@@ -36,8 +48,9 @@ struct DecodeLimits {
 struct ImageInfo {
   ImageFormat format = ImageFormat::kUnknown;
   int64_t height = 0, width = 0;  // as stored (before orientation and scaling)
-  int channels = 0;               // what ColorOut::kAny produces
-  int bit_depth = 8;              // bits per sample in the file (PNG 1..16, JPEG 8)
+  int channels = 0;               // what ColorOut::kAny produces (1..kMaxChannels)
+  int bit_depth = 8;              // bits per sample in the file (PNG/TIFF 1..16, JPEG 8,
+                                  // JPEG 2000 1..16, PNM 1..16, BMP 1..32 per pixel)
   int orientation = 1;            // EXIF orientation 1..8; 1 when absent or invalid
 };
 
@@ -72,7 +85,9 @@ Shape output_shape(const ImageInfo& info, const DecodeParams& params);
 // (pixel_stride >= channels). `info` must come from peek() of the same data.
 void decode(const uint8_t* data, size_t size, const ImageInfo& info, const DecodeParams& params,
             const ImageView<uint8_t>& out);
-// 16-bit output: 16-bit PNG samples kept exact; 8-bit sources scaled by 257 (255 -> 65535).
+// 16-bit output: 16-bit PNG, TIFF, JPEG 2000 and PNM samples kept exact; other depths scaled
+// to the full range, round(v * 65535 / (2^bits - 1)) (8-bit: v * 257; PNM: by its maxval).
+// The 8-bit output of deeper samples is round(v * 255 / max) likewise.
 void decode(const uint8_t* data, size_t size, const ImageInfo& info, const DecodeParams& params,
             const ImageView<uint16_t>& out);
 

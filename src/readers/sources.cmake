@@ -7,6 +7,8 @@ list(APPEND STOKER_TEST_SOURCES
   tests/cpp/readers/sample_order_test.cc)
 list(APPEND STOKER_SOURCES
   src/readers/caffe.cc
+  src/readers/coco.cc
+  src/readers/coco_mask.cc
   src/readers/npy.cc
   src/readers/random_access_file.cc
   src/readers/recordio.cc

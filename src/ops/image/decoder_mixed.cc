@@ -193,7 +193,7 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
     try {
       dec.decode_hardware(targets, format, stream, into_output);
     } catch (const Error& e) {
-      if (e.kind() == ErrorKind::kInternal || e.kind() == ErrorKind::kOutOfMemory) throw;
+      if (e.kind() == ErrorKind::kOutOfMemory) throw;
       for (int64_t i : hw) route[i] = Route::kCuda;
     }
   }
@@ -209,8 +209,10 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
       try {
         dec.decode_cuda(target(i), format, thread);
       } catch (const Error& e) {
-        if (e.kind() == ErrorKind::kInternal || e.kind() == ErrorKind::kOutOfMemory) throw;
-        route[i] = Route::kCpu;  // the CPU decoder decodes it or says what is wrong
+        // Whatever nvJPEG refuses (bad data, unsupported coding, or INVALID_PARAMETER for some
+        // malformed headers), the CPU decoder decodes or reports with the file's name.
+        if (e.kind() == ErrorKind::kOutOfMemory) throw;
+        route[i] = Route::kCpu;
       }
     });
     dec.join(stream);

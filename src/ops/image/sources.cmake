@@ -2,6 +2,7 @@
 list(APPEND STOKER_SOURCES
   src/ops/image/decoder.cc
   src/ops/image/decoder_crop.cc
+  src/ops/image/peek_image_shape.cc
   src/ops/image/random_crop_attr.cc
   src/ops/image/random_resized_crop.cc
   src/ops/image/resize.cc

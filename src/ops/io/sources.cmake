@@ -1,6 +1,7 @@
 # Files of src/ops/io, listed one by one. (file_reader.cc is listed in src/ops/sources.cmake.)
 list(APPEND STOKER_SOURCES
   src/ops/io/caffe_reader.cc
+  src/ops/io/coco_reader.cc
   src/ops/io/mxnet_reader.cc
   src/ops/io/numpy_reader.cc
   src/ops/io/tfrecord_reader.cc
