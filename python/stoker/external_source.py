@@ -15,12 +15,29 @@ or one array whose first axis is the batch. StopIteration ends the epoch: ``Pipe
 raises StopIteration, and ``Pipeline.reset()`` starts the next one.
 
 The source is called on the pipeline's producer thread (with the GIL), up to
-``prefetch_queue_depth`` batches ahead of ``run()``. ``parallel=True`` (worker processes) is not
-available yet.
+``prefetch_queue_depth`` batches ahead of ``run()``.
+
+``parallel=True`` calls the source in the pipeline's worker processes instead (``py_num_workers``
+of them, started with ``py_start_method``, 'fork' by default): the source must be a callable
+that takes one argument, a SampleInfo (``batch=False``, the default with ``parallel=True``; the
+samples of a batch are spread over the workers) or, with ``batch=True``, a BatchInfo
+(``batch_info=True``) or the iteration number (each batch goes to one worker). Workers hold
+copies of the source (with 'spawn' it is pickled, so it must be defined at module level) and
+pass data back through shared memory; the external_source's own ``prefetch_queue_depth``
+(default 1) says how many batches they compute ahead. An exception in a worker is raised by
+``Pipeline.run()`` naming the source and the sample; workers stop when the pipeline is closed
+or deleted.
+
+Checkpoints (as DALI): a callable source that takes an argument (the iteration number,
+BatchInfo or SampleInfo) resumes where the checkpoint was taken -- its next call gets the
+iteration and epoch_idx that would have come. Other sources (no-argument callables, iterables,
+generator functions, feed_input) keep their state in your code: after a restore they start from
+the beginning.
 """
 import collections
 import functools
 import inspect
+import pickle
 import threading
 import weakref
 
@@ -91,10 +108,12 @@ class _ExternalSource:
     """The Python side of one fn.external_source: produces each iteration's batches."""
 
     def __init__(self, where, source, num_outputs, batch, batch_info, cycle, dtype, ndim,
-                 repeat_last, name):
+                 repeat_last, name, parallel=False, prefetch_queue_depth=1):
         self.where = where
         self.name = name
-        self.record = None          # the operator in the pipeline's graph
+        # A weak reference to the operator in the pipeline's graph: the producer thread holds
+        # this object while it waits for data, and must not keep the pipeline alive with it.
+        self.record = lambda: None
         self._n = 1 if num_outputs is None else num_outputs
         self._tuple = num_outputs is not None
         self._batch = batch
@@ -126,10 +145,34 @@ class _ExternalSource:
         if self._kind == "genfunc" and _positional_params(source) > 0:
             raise TypeError(f"{where}: a generator function source is called without arguments, "
                             f"but {getattr(source, '__name__', source)!r} takes some")
+        self.parallel = parallel
+        if parallel:
+            what = "a SampleInfo" if not batch else (
+                "a BatchInfo" if batch_info else "the iteration number")
+            if self._kind != "callable":
+                raise TypeError(
+                    f"{where}: parallel=True needs a callable source (a function or an object "
+                    f"with __call__) that takes one argument ({what}), so that any worker can "
+                    f"compute any {'sample' if not batch else 'batch'}; got "
+                    f"{'no source' if source is None else 'a generator function' if self._kind == 'genfunc' else 'an iterable'}. "
+                    "Leave parallel out to run it on the pipeline's thread")
+            if self._nargs < 1:
+                raise TypeError(
+                    f"{where}: with parallel=True the source is called with one argument ({what}), "
+                    f"but {getattr(source, '__name__', type(source).__name__)!r} takes none")
+        self._depth = prefetch_queue_depth
+        self.pool = None            # the pipeline's WorkerPool (parallel sources)
+        self.pool_index = -1        # this source's index in it
+        self._inflight = {}         # (epoch, batch in epoch) -> task ids (parallel)
+        self._consumed = []         # task ids whose data the operator has copied by now
         self._it = None
         self._epoch = 0
         self._iter_in_epoch = 0
         self._ended = False
+        # Checkpoints: the position after each iteration made, and after the last one run()
+        # returned: (epoch_idx, batches into the epoch).
+        self._made = {}
+        self._delivered = (0, 0)
         self._errors = {}           # iteration -> the exception the source raised there
         self._fed = collections.deque()
         self._last = None
@@ -138,18 +181,107 @@ class _ExternalSource:
         # user's source) go away with the pipeline.
         self.state = _C.ExternalSourceState(functools.partial(_fetch, weakref.ref(self)))
 
+    @property
+    def resumable(self):
+        """Whether a checkpoint restores this source's position (DALI: callables that take the
+        iteration number, BatchInfo or SampleInfo)."""
+        return self._kind == "callable" and self._nargs >= 1
+
     # ---- called from the producer thread (with the GIL)
     def fetch(self, iteration, batch_size):
-        with self._lock:
-            try:
+        try:
+            if self.parallel:
+                return self._fetch_parallel(batch_size)
+            with self._lock:
                 return self._fetch_locked(iteration, batch_size)
-            except StopIteration:
+        except StopIteration:
+            with self._lock:
                 self._ended = True
                 self._errors[iteration] = StopIteration()
-                raise StopIteration(f"{self.where}: the source ended the epoch") from None
-            except BaseException as e:  # noqa: B902 (reported to run())
+                self._discard_inflight()
+            raise StopIteration(f"{self.where}: the source ended the epoch") from None
+        except BaseException as e:  # noqa: B902 (reported to run())
+            with self._lock:
                 self._errors[iteration] = e
-                raise
+            raise
+        finally:
+            with self._lock:
+                # Where a checkpoint taken after this iteration resumes: an ended epoch resumes
+                # with the next one.
+                self._made[iteration] = ((self._epoch + 1, 0) if self._ended
+                                         else (self._epoch, self._iter_in_epoch))
+
+    def _fetch_parallel(self, batch_size):
+        """This batch from the worker processes; sends the next prefetch_queue_depth ahead."""
+        with self._lock:
+            for tid in self._consumed:  # the operator copied the previous batch out
+                self.pool.release(tid)
+            self._consumed = []
+            if self._ended:
+                raise StopIteration
+            epoch, k = self._epoch, self._iter_in_epoch
+            for j in range(k, k + self._depth + 1):
+                if (epoch, j) not in self._inflight:
+                    self._inflight[(epoch, j)] = self._submit(epoch, j, batch_size)
+            tids = self._inflight.pop((epoch, k))
+            self._iter_in_epoch += 1  # a failed batch still takes its place in the epoch
+        replies = self.pool.wait(tids, self.pool_index)
+        with self._lock:
+            self._consumed = list(tids)
+        for r in replies:
+            if r[0] == "stop":
+                raise StopIteration
+        for r in replies:
+            if r[0] == "error":
+                raise self._remote_error(r)
+        per_task = [self.pool.views(r) for r in replies]
+        if not self._batch:
+            samples = [s if self._tuple else s[0] for task in per_task for s in task]
+            return self._assemble(samples, batch_size)
+        (outs,) = per_task[0]  # one task, one batch: per output a dense array or a list
+        return self._normalize(tuple(outs) if self._tuple else outs[0], batch_size)
+
+    def _submit(self, epoch, j, batch_size):
+        if self._batch:
+            return [self.pool.submit(j % self.pool.num_workers, self.pool_index, [(j, epoch)])]
+        infos = [(j * batch_size + i, i, j, epoch) for i in range(batch_size)]
+        w = min(self.pool.num_workers, batch_size)
+        bounds = [batch_size * c // w for c in range(w + 1)]
+        return [self.pool.submit(c, self.pool_index, infos[bounds[c]:bounds[c + 1]])
+                for c in range(w)]
+
+    def _discard_inflight(self):
+        """Batches sent to the workers ahead, past the end of the epoch (or before a reset)."""
+        if self.pool is None:
+            return
+        for tids in self._inflight.values():
+            for t in tids:
+                self.pool.discard(t)
+        self._inflight.clear()
+
+    def _remote_error(self, reply):
+        from ._py_workers import RemoteTraceback
+        _, _, label, payload, type_name, text, tb, from_source = reply
+        if from_source:
+            msg = f"{self.where}: the source raised {type_name}: {text} (for {label}, in a worker process)"
+        else:
+            msg = f"{text} (for {label}, in a worker process)"
+        exc = None
+        if payload is not None:
+            try:
+                original = pickle.loads(payload)
+            except Exception:  # noqa: BLE001 (its class is not importable here)
+                original = None
+            if isinstance(original, BaseException):
+                try:
+                    exc = type(original)(msg)
+                except Exception:  # noqa: BLE001 (a constructor with other arguments)
+                    exc = original
+                    exc.add_note(msg)
+        if exc is None:
+            exc = RuntimeError(msg)
+        exc.__cause__ = RemoteTraceback(tb)
+        return exc
 
     def _fetch_locked(self, iteration, batch_size):
         if self._ended:  # batches asked for ahead, after the end of the epoch and before reset()
@@ -189,6 +321,10 @@ class _ExternalSource:
             info = SampleInfo(self._iter_in_epoch * batch_size + i, i, self._iter_in_epoch,
                               self._epoch)
             samples.append(self._next(info))
+        return self._assemble(samples, batch_size)
+
+    def _assemble(self, samples, batch_size):
+        """Per-sample results -> a tuple of batches."""
         if not self._tuple:
             return self._normalize(samples, batch_size)
         for s in samples:
@@ -310,7 +446,24 @@ class _ExternalSource:
             self._requested = max(self._requested, iteration + 1)
             for k in [k for k in self._errors if k < iteration]:
                 del self._errors[k]
+            for k in [k for k in self._made if k < iteration - 1]:
+                del self._made[k]
         self.state.notify()
+
+    def delivered(self, iteration):
+        """run() has returned (or raised for) `iteration`: a checkpoint now resumes after it."""
+        with self._lock:
+            self._delivered = self._made.pop(iteration, self._delivered)
+
+    def position(self):
+        """(epoch_idx, batches into the epoch) after the last iteration run() returned."""
+        with self._lock:
+            return self._delivered
+
+    def restore_position(self, epoch, batches):
+        with self._lock:
+            self._epoch, self._iter_in_epoch = epoch, batches
+            self._delivered = (epoch, batches)
 
     def error_of(self, iteration):
         with self._lock:
@@ -324,11 +477,20 @@ class _ExternalSource:
             self._ended = False
             self._epoch += 1
             self._iter_in_epoch = 0
+            self._delivered = (self._epoch, 0)
+            self._discard_inflight()
         self.state.notify()
         return max(stops, default=-1)
 
     def cancel(self):
         self.state.cancel()
+
+    def detach_pool(self):
+        """The pipeline closed its workers: forget the batches they were making."""
+        with self._lock:
+            self._inflight.clear()
+            self._consumed = []
+            self.pool = None
 
     def resume(self):
         self.state.resume()
@@ -351,10 +513,18 @@ def _adapt(kwargs):
     source = kwargs.pop("source", None)
     cycle = kwargs.pop("cycle", None)
     parallel = kwargs.pop("parallel", False)
+    parallel = bool(parallel)
     if parallel:
-        raise NotImplementedError(
-            f"{where}: parallel=True (sources in worker processes) is not available in this "
-            "version of stoker; leave it out to call the source on the pipeline's thread")
+        # As DALI: parallel=True makes the source per-sample unless batch= says otherwise, and
+        # the data is copied once from the workers' shared memory into the pipeline's pool.
+        if kwargs.get("batch") is None:
+            kwargs["batch"] = False
+        kwargs["no_copy"] = False
+    depth = kwargs.get("prefetch_queue_depth")
+    if depth is None:
+        depth = 1
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise ValueError(f"{where}: prefetch_queue_depth must be a positive int, got {depth!r}")
     if isinstance(cycle, str) and cycle not in _CYCLE or not isinstance(cycle, (str, bool, type(None))):
         raise ValueError(f"{where}: cycle must be False/'no', True/'quiet' or 'raise', got {cycle!r}")
     cycle = _CYCLE[cycle]
@@ -365,7 +535,10 @@ def _adapt(kwargs):
     n = 1 if num_outputs is None else num_outputs
     if source is None and num_outputs is not None:
         raise ValueError(f"{where}: num_outputs needs a source; feed_input feeds one output")
-    batch = kwargs.get("batch", True)
+    batch = kwargs.get("batch")
+    if batch is None:
+        batch = True
+        kwargs.pop("batch", None)
     layout = _per_output(kwargs.get("layout"), n, "layout", where)
     if layout is not None:
         kwargs["layout"] = layout
@@ -385,11 +558,11 @@ def _adapt(kwargs):
         ndims = [len(l) if l else None for l in layout]
     es = _ExternalSource(where, source, num_outputs, bool(batch), bool(kwargs.get("batch_info", False)),
                          cycle, dtypes, ndims, bool(kwargs.get("repeat_last", False)),
-                         kwargs.get("name"))
+                         kwargs.get("name"), parallel, depth)
     kwargs["_source_id"] = es.state.id
 
     def wrap(outputs):
-        es.record = outputs[0].op
+        es.record = weakref.ref(outputs[0].op)
         outputs[0].pipeline._external_sources.append(es)
         return list(outputs) if num_outputs is not None else outputs[0]
 

@@ -1,6 +1,7 @@
 """Pipelines: the graph recorded from ``fn.*`` calls, built into stoker's C++ executor."""
 import functools
 import inspect
+import json
 import os
 import threading
 
@@ -35,7 +36,7 @@ def _user_location():
 class _OpRecord:
     """One operator instance in a pipeline's graph."""
     __slots__ = ("schema", "device", "args", "tensor_args", "inputs", "num_outputs", "name",
-                 "location", "preserve", "index", "outputs")
+                 "location", "preserve", "index", "outputs", "__weakref__")
 
     def __init__(self, schema, device, args, tensor_args, inputs, num_outputs, name, preserve):
         self.schema = schema
@@ -143,6 +144,19 @@ class Pipeline:
 
     ``device_id=None`` makes a CPU-only pipeline. The same ``seed`` gives the same batches
     whatever ``num_threads`` is.
+
+    Checkpoints: with ``enable_checkpointing=True``, ``checkpoint()`` returns a string (JSON)
+    that describes the pipeline after the last batch ``run()`` returned: the iteration (which
+    keys every random operator's draws), the seed, each reader's position, shuffle buffer and
+    skipped bad samples, and the position of external sources that take an argument. A pipeline
+    built with ``checkpoint=that_string`` (and ``enable_checkpointing=True``, as in DALI) gives
+    the batches that would have come next, across epochs and shards; the checkpoint's seed
+    replaces the pipeline's. A checkpoint from another pipeline (other readers or arguments,
+    batch size, data set size) raises ValueError naming what differs.
+
+    ``py_num_workers`` and ``py_start_method`` ('fork' or 'spawn') configure the worker
+    processes of ``fn.external_source(parallel=True)`` (0 workers: those sources run on the
+    pipeline's thread, as in DALI).
     """
 
     def __init__(self, batch_size=-1, num_threads=-1, device_id=-1, seed=-1,
@@ -168,10 +182,20 @@ class Pipeline:
         self._prefetch_queue_depth = _check_int("prefetch_queue_depth", prefetch_queue_depth, 1)
         self._exec_async = bool(exec_async)
         self._exec_pipelined = bool(exec_pipelined)
-        if enable_checkpointing or checkpoint is not None:
-            raise NotImplementedError(
-                "Pipeline: checkpointing (enable_checkpointing, checkpoint) is not available in "
-                "this version of stoker yet.")
+        self._py_num_workers = _check_int("py_num_workers", py_num_workers, 0)
+        if py_start_method not in ("fork", "spawn"):
+            raise ValueError(f"Pipeline: py_start_method must be 'fork' or 'spawn', got "
+                             f"{py_start_method!r}.")
+        self._py_start_method = py_start_method
+        self._py_pool = None
+        self._enable_checkpointing = bool(enable_checkpointing)
+        self._checkpoint = None
+        if checkpoint is not None:
+            if not self._enable_checkpointing:
+                raise ValueError("Pipeline: restoring a checkpoint needs enable_checkpointing=True "
+                                 "(as in DALI); create the pipeline with both.")
+            self._checkpoint = _parse_checkpoint(checkpoint)
+            self._seed = self._checkpoint["seed"]  # the checkpoint's draws, whatever seed= says
         self._ops = []
         self._external_sources = []  # fn.external_source's Python sides, in definition order
         self._iteration = 0          # the next iteration run() returns
@@ -211,6 +235,18 @@ class Pipeline:
     @property
     def prefetch_queue_depth(self):
         return self._prefetch_queue_depth
+
+    @property
+    def py_num_workers(self):
+        return self._py_num_workers
+
+    @property
+    def py_start_method(self):
+        return self._py_start_method
+
+    @property
+    def enable_checkpointing(self):
+        return self._enable_checkpointing
 
     # ---- graph definition
     def __enter__(self):
@@ -261,10 +297,7 @@ class Pipeline:
                            "with `with pipe: ... pipe.set_outputs(...)`, or by overriding "
                            "define_graph() in a subclass.")
 
-    def build(self):
-        """Checks the graph and creates the executor. run() calls it when needed."""
-        if self._built:
-            return
+    def _define(self):
         if self._batch_size is None:
             raise ValueError("Pipeline: batch_size is required (a positive int).")
         if self._outputs is None:
@@ -273,16 +306,85 @@ class Pipeline:
             if not isinstance(outs, (list, tuple)):
                 outs = (outs,)
             self.set_outputs(*outs)
+
+    def start_py_workers(self):
+        """Starts the worker processes of parallel external sources now (build() does it too).
+        With py_start_method='fork', call it before anything in this process uses CUDA."""
+        self._define()
+        if self._py_pool is not None:
+            return
+        parallel = [es for es in self._external_sources if es.parallel]
+        if not parallel:
+            return
+        if self._py_num_workers == 0:  # as DALI: no pool, the sources run on the pipeline's thread
+            for es in parallel:
+                es.parallel = False
+            return
+        from ._py_workers import SourceSpec, WorkerPool
+        specs = [SourceSpec(es.where, es._source, not es._batch, es._batch_info,
+                            es._n if es._tuple else None) for es in parallel]
+        pool = WorkerPool(specs, self._py_num_workers, self._py_start_method)
+        self._py_pool = pool
+        for k, es in enumerate(parallel):
+            es.pool, es.pool_index = pool, k
+
+    def build(self):
+        """Checks the graph and creates the executor. run() calls it when needed."""
+        if self._built:
+            return
+        self._define()
         ops, outputs = self._serialize()
         for es in self._external_sources:
             es.resume()
+        # Workers fork before the executor starts its threads.
+        self.start_py_workers()
         self._iteration = 0
-        self._executor = _C.Executor(
+        executor = _C.Executor(
             ops, outputs, batch_size=self._batch_size, num_threads=self._num_threads,
             device_id=-1 if self._device_id is None else self._device_id, seed=self._seed,
             prefetch_queue_depth=self._prefetch_queue_depth, exec_async=self._exec_async,
-            exec_pipelined=self._exec_pipelined)
+            exec_pipelined=self._exec_pipelined,
+            enable_checkpointing=self._enable_checkpointing)
+        if self._checkpoint is not None:
+            self._restore(executor, self._checkpoint)
+        self._executor = executor
         self._built = True
+
+    def _restore(self, executor, ckpt):
+        sources = ckpt["external_sources"]
+        if len(sources) != len(self._external_sources):
+            raise ValueError(
+                f"Pipeline(checkpoint=...): the checkpoint does not match this pipeline: it has "
+                f"{len(sources)} external source(s), this pipeline has "
+                f"{len(self._external_sources)}. Restore a checkpoint into the pipeline it was "
+                "taken from.")
+        executor.restore(ckpt)
+        for es, saved in zip(self._external_sources, sources):
+            if es.resumable and saved.get("resumable"):
+                es.restore_position(saved["epoch_idx"], saved["iteration"])
+        self._iteration = ckpt["iteration"]
+
+    def checkpoint(self, filename=None):
+        """The pipeline's state after the last batch run() returned, as a string (JSON); also
+        written to `filename` when given. Pass it as ``Pipeline(..., checkpoint=...)`` (with
+        enable_checkpointing=True) to continue with the batches that would have come next.
+        Needs enable_checkpointing=True."""
+        if not self._enable_checkpointing:
+            raise ValueError("Pipeline.checkpoint(): this pipeline keeps no checkpoints; create it "
+                             "with enable_checkpointing=True.")
+        self.build()
+        ckpt = {"format": _CHECKPOINT_FORMAT, "version": _CHECKPOINT_VERSION}
+        ckpt.update(self._executor.checkpoint())
+        ckpt["external_sources"] = []
+        for es in self._external_sources:
+            epoch, it = es.position()
+            ckpt["external_sources"].append({"name": es.name, "resumable": es.resumable,
+                                             "epoch_idx": epoch, "iteration": it})
+        text = json.dumps(ckpt)
+        if filename is not None:
+            with open(filename, "w") as f:
+                f.write(text)
+        return text
 
     def _serialize(self):
         # Keep what the outputs need (and preserve=True operators), in definition order, which
@@ -323,15 +425,20 @@ class Pipeline:
         for es in self._external_sources:
             es.requested(it)
         try:
-            return self._executor.run()
+            out = self._executor.run()
         except Exception:
+            for es in self._external_sources:
+                es.delivered(it)
             for es in self._external_sources:
                 exc = es.error_of(it)
                 if isinstance(exc, StopIteration):
                     raise StopIteration from None
-                if exc is not None:
-                    raise exc.with_traceback(exc.__traceback__) from None
+                if exc is not None:  # (a parallel source's carries the worker's traceback)
+                    raise exc.with_traceback(exc.__traceback__) from exc.__cause__
             raise
+        for es in self._external_sources:
+            es.delivered(it)
+        return out
 
     def iter_setup(self):
         """Legacy API: called before each run() of a pipeline with external sources; override it
@@ -343,7 +450,7 @@ class Pipeline:
         is the batch. Batches queue up; each run() takes one."""
         for es in self._external_sources:
             if (isinstance(data_node, str) and es.name == data_node) or (
-                    isinstance(data_node, DataNode) and data_node.op is es.record):
+                    isinstance(data_node, DataNode) and data_node.op is es.record()):
                 es.feed(data, layout)
                 return
         names = ", ".join(repr(es.name) for es in self._external_sources if es.name) or "none"
@@ -423,16 +530,84 @@ class Pipeline:
         self._executor.set_host_memory_cap(int(nbytes))
 
     def close(self):
-        """Stops the executor's threads and frees its memory (the destructor does this too)."""
+        """Stops the executor's threads and the external sources' worker processes, and frees
+        their memory (the destructor does this too)."""
         for es in self._external_sources:
             es.cancel()  # a producer waiting for feed_input gives up
+        self._close_py_workers()
         self._executor = None
         self._built = False
 
+    def _close_py_workers(self):
+        pool, self._py_pool = getattr(self, "_py_pool", None), None
+        if pool is None:
+            return
+        pool.close()  # a producer waiting for a worker gives up
+        for es in self._external_sources:
+            es.detach_pool()
+
     def __del__(self):
+        # The garbage collector may run this on any thread, even on this pipeline's own
+        # producer thread in the middle of an external source's fetch (holding its locks), where
+        # stopping the producer or taking those locks would deadlock. Only the main thread
+        # shuts down in place; elsewhere a helper thread does it once this thread moves on.
         for es in getattr(self, "_external_sources", ()):
-            es.cancel()
-        self._executor = None
+            es.cancel()  # (a flag in C++: safe anywhere)
+        pool = getattr(self, "_py_pool", None)
+        box = [getattr(self, "_executor", None)]  # the only reference, for _shut_down to drop
+        self._py_pool = self._executor = None
+        if pool is None and box[0] is None:
+            return
+        if threading.current_thread() is threading.main_thread():
+            _shut_down(pool, box)
+            return
+        try:
+            threading.Thread(target=_shut_down, args=(pool, box), daemon=True,
+                             name="stoker-pipeline-shutdown").start()
+        except RuntimeError:  # the interpreter is shutting down: no new threads
+            _shut_down(pool, box)
+
+
+def _shut_down(pool, box):
+    """Stops a deleted pipeline's workers, then its executor (box: a list holding the last
+    reference to it, so that it is destroyed here)."""
+    if pool is not None:
+        pool.close()  # a producer waiting for a worker gives up
+    box.clear()
+
+
+_CHECKPOINT_FORMAT = "stoker.checkpoint"
+_CHECKPOINT_VERSION = 1
+
+
+def _parse_checkpoint(checkpoint):
+    """The dict of a checkpoint string; ValueError when it is not one this stoker can read."""
+    if isinstance(checkpoint, (bytes, bytearray)):
+        checkpoint = checkpoint.decode("utf-8", "replace")
+    if not isinstance(checkpoint, str):
+        raise TypeError(f"Pipeline: checkpoint must be the string Pipeline.checkpoint() returned, "
+                        f"got {type(checkpoint).__name__}.")
+    try:
+        ckpt = json.loads(checkpoint)
+    except ValueError:
+        ckpt = None
+    if not isinstance(ckpt, dict) or ckpt.get("format") != _CHECKPOINT_FORMAT:
+        raise ValueError(f"Pipeline: checkpoint is not a stoker checkpoint (it starts with "
+                         f"{checkpoint[:40]!r}); pass the string Pipeline.checkpoint() returned "
+                         "(or the contents of the file it wrote).")
+    if ckpt.get("version") != _CHECKPOINT_VERSION:
+        raise ValueError(f"Pipeline: the checkpoint has version {ckpt.get('version')!r}; this "
+                         f"stoker reads version {_CHECKPOINT_VERSION}. Take the checkpoint again "
+                         "with this version of stoker.")
+    ok = (isinstance(ckpt.get("seed"), int) and isinstance(ckpt.get("iteration"), int) and
+          isinstance(ckpt.get("operators"), list) and
+          isinstance(ckpt.get("external_sources"), list) and
+          all(isinstance(e, dict) and isinstance(e.get("epoch_idx"), int) and
+              isinstance(e.get("iteration"), int) for e in ckpt["external_sources"]))
+    if not ok:
+        raise ValueError("Pipeline: the checkpoint is damaged (fields are missing or of the wrong "
+                         "type); pass the string Pipeline.checkpoint() returned, unchanged.")
+    return ckpt
 
 
 def _check_int(name, value, minimum, allow_unset=False):

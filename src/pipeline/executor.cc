@@ -40,6 +40,7 @@ Executor::Executor(ExecutorParams params, std::vector<GraphOp> graph, std::vecto
     g.spec.batch_size = params_.batch_size;
     ops_.push_back(g.spec.schema->create(g.spec));
   }
+  if (params_.enable_checkpointing) delivered_states_ = snapshot();
 }
 
 Executor::~Executor() {
@@ -140,7 +141,24 @@ Executor::Result Executor::run_iteration(int64_t iteration) {
     result.outputs.clear();
     result.error = std::current_exception();
   }
+  // A failed iteration moved the readers on too: the next one starts from here either way.
+  result.iteration = iteration;
+  if (params_.enable_checkpointing) {
+    try {
+      result.states = snapshot();
+    } catch (...) {
+      if (!result.error) result.error = std::current_exception();
+      result.outputs.clear();
+    }
+  }
   return result;
+}
+
+std::shared_ptr<const Executor::States> Executor::snapshot() const {
+  auto states = std::make_shared<States>();
+  states->reserve(ops_.size());
+  for (const auto& op : ops_) states->push_back(op->save_state());
+  return states;
 }
 
 void Executor::record_errors(const std::vector<IterationErrors::Entry>& entries) {
@@ -288,15 +306,22 @@ std::optional<std::vector<Batch>> Executor::try_next(std::chrono::milliseconds t
       int64_t it = next_iteration_++;
       lk.unlock();
       r = run_iteration(it);
+      lk.lock();
     } else {
       if (!cv_.wait_for(lk, timeout, [this] { return !queue_.empty(); })) return std::nullopt;
       r = std::move(queue_.front());
       queue_.pop_front();
       cv_.notify_all();
     }
+    deliver_locked(r);
   }
   if (r.error) std::rethrow_exception(r.error);
   return std::move(r.outputs);
+}
+
+void Executor::deliver_locked(const Result& r) {
+  delivered_iteration_ = r.iteration + 1;
+  if (r.states) delivered_states_ = r.states;
 }
 
 std::vector<Batch> Executor::next() {
@@ -322,6 +347,97 @@ std::vector<std::string> Executor::reader_names() const {
 int64_t Executor::iterations_produced() const {
   std::lock_guard<std::mutex> g(mu_);
   return next_iteration_;
+}
+
+// ---- checkpoints
+
+Checkpoint Executor::checkpoint() const {
+  if (!params_.enable_checkpointing)
+    fail(ErrorKind::kInvalidArgument,
+         "Pipeline.checkpoint(): this pipeline keeps no checkpoints; create it with "
+         "enable_checkpointing=True");
+  std::shared_ptr<const States> states;
+  Checkpoint c;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    states = delivered_states_;
+    c.iteration = delivered_iteration_;
+  }
+  c.batch_size = params_.batch_size;
+  c.seed = params_.seed;
+  for (size_t k = 0; k < ops_.size(); ++k) {
+    const OpSpec& spec = ops_[k]->spec();
+    const std::optional<std::string>& state = (*states)[k];
+    if (!state && !spec.schema->is_random()) continue;
+    c.ops.push_back({static_cast<int64_t>(k), spec.schema->name(), spec.name, spec.seed, state});
+  }
+  return c;
+}
+
+namespace {
+
+std::string describe(const Checkpoint::Op& op) {
+  std::string d = op.schema;
+  if (!op.name.empty()) d += " '" + op.name + "'";
+  return d + " (operator " + std::to_string(op.instance) + ")";
+}
+
+[[noreturn]] void mismatch(const std::string& what) {
+  fail(ErrorKind::kInvalidArgument,
+       "Pipeline(checkpoint=...): the checkpoint does not match this pipeline: " + what +
+           ". Restore a checkpoint into the pipeline it was taken from (the same operators, "
+           "arguments, data and batch size).");
+}
+
+}  // namespace
+
+void Executor::restore(const Checkpoint& c) {
+  std::lock_guard<std::mutex> g(mu_);
+  STOKER_ASSERT(!started_, "restore() after the first iteration");
+  if (c.batch_size != params_.batch_size)
+    mismatch("it was taken with batch_size=" + std::to_string(c.batch_size) +
+             ", this pipeline has batch_size=" + std::to_string(params_.batch_size));
+  if (c.iteration < 0) mismatch("its iteration is negative (" + std::to_string(c.iteration) + ")");
+  if (c.seed != params_.seed)
+    mismatch("it was taken with seed=" + std::to_string(c.seed) + ", this pipeline has seed=" +
+             std::to_string(params_.seed) + " (give the pipeline the checkpoint's seed)");
+  // The stateful operators must be the same ones at the same places: random draws are keyed
+  // by the operator's position in the graph.
+  std::vector<Checkpoint::Op> mine;
+  for (size_t k = 0; k < ops_.size(); ++k) {
+    const OpSpec& spec = ops_[k]->spec();
+    std::optional<std::string> state = ops_[k]->save_state();
+    if (state || spec.schema->is_random())
+      mine.push_back({static_cast<int64_t>(k), spec.schema->name(), spec.name, spec.seed, state});
+  }
+  auto list = [](const std::vector<Checkpoint::Op>& ops) {
+    std::string r;
+    for (const auto& op : ops) r += (r.empty() ? "" : ", ") + describe(op);
+    return "[" + r + "]";
+  };
+  bool same = mine.size() == c.ops.size();
+  for (size_t i = 0; same && i < mine.size(); ++i)
+    same = mine[i].instance == c.ops[i].instance && mine[i].schema == c.ops[i].schema &&
+           mine[i].state.has_value() == c.ops[i].state.has_value();
+  if (!same)
+    mismatch("its readers and random operators are " + list(c.ops) + ", this pipeline's are " +
+             list(mine));
+  for (size_t i = 0; i < mine.size(); ++i)
+    if (mine[i].seed != c.ops[i].seed)
+      mismatch(describe(mine[i]) + " has seed=" + std::to_string(mine[i].seed) +
+               ", the checkpoint's has seed=" + std::to_string(c.ops[i].seed));
+  for (size_t i = 0; i < mine.size(); ++i) {
+    if (!c.ops[i].state) continue;
+    try {
+      ops_[mine[i].instance]->restore_state(*c.ops[i].state);
+    } catch (const Error& e) {
+      // "fn.readers.file (train.py:3): reader state is not valid: it comes from a reader with
+      // shard_id=0, this one has shard_id=1; ..."
+      throw e.with_context("Pipeline(checkpoint=...): the checkpoint does not match this pipeline");
+    }
+  }
+  next_iteration_ = delivered_iteration_ = c.iteration;
+  if (params_.enable_checkpointing) delivered_states_ = snapshot();
 }
 
 }  // namespace stoker

@@ -161,6 +161,16 @@ class Operator {
   // again and put the next good samples in their place. False if this operator cannot.
   virtual bool replace_samples(const std::vector<int64_t>& positions) { return false; }
 
+  // Checkpoints: an operator whose output depends on more than (seed, iteration) -- readers:
+  // their position, shuffle buffer and skipped samples -- returns that state between two
+  // iterations as a self-checking string; restore_state() puts a new operator with the same
+  // arguments into it (or raises kInvalidArgument naming what does not match). Random operators
+  // need neither: their draws are keyed by the iteration.
+  virtual std::optional<std::string> save_state() const { return std::nullopt; }
+  virtual void restore_state(const std::string& state) {
+    fail(ErrorKind::kInvalidArgument, spec_.display_name() + " keeps no state to restore");
+  }
+
   OnError on_error() const { return on_error_; }
 
  protected:

@@ -287,14 +287,20 @@ STOKER_REGISTER_OP_NAMED(external_source, "external_source") {
             .doc = "The number of dimensions each output's samples must have."})
       .arg({.name = "no_copy", .type = ArgType::kBool, .default_value = false,
             .doc = "Share the source's arrays instead of copying them (they must not change "
-                   "while the pipeline holds them; C-contiguous arrays only)."})
+                   "while the pipeline holds them; C-contiguous arrays only). Parallel sources "
+                   "always copy once, from the workers' shared memory into the pipeline's pool."})
       .arg({.name = "repeat_last", .type = ArgType::kBool, .default_value = false,
             .doc = "With feed_input: when no new data was fed, give the last batch again."})
       .arg({.name = "parallel", .type = ArgType::kBool, .default_value = false,
-            .doc = "Run the source in worker processes. Not available in this version of "
-                   "stoker (True raises NotImplementedError)."})
+            .doc = "Call the source in the pipeline's worker processes (py_num_workers, "
+                   "py_start_method), which pass the data back through shared memory. The source "
+                   "must be a callable taking one argument: a SampleInfo (batch=False, the "
+                   "default with parallel=True: a batch's samples are spread over the workers) "
+                   "or, with batch=True, a BatchInfo (batch_info=True) or the iteration number. "
+                   "With py_start_method='spawn' it must be picklable."})
       .arg({.name = "prefetch_queue_depth", .type = ArgType::kInt, .default_value = int64_t{1},
-            .doc = "Accepted for DALI compatibility (parallel sources only).", .min = 1})
+            .doc = "With parallel=True: how many batches the workers compute ahead of the one "
+                   "the pipeline waits for.", .min = 1})
       .arg({.name = "blocking", .type = ArgType::kBool, .default_value = true,
             .doc = "Accepted for DALI compatibility: the producer waits for fed data."})
       .arg({.name = "cuda_stream", .type = ArgType::kInt, .optional = true,

@@ -1,5 +1,8 @@
 // The executor as Python sees it: built from the graph the Python layer recorded.
+#include <unistd.h>
+
 #include <chrono>
+#include <thread>
 
 #include "pipeline/executor.h"
 #include "python/common.h"
@@ -68,6 +71,56 @@ py::dict meta_dict(const ReaderMeta& m) {
   return d;
 }
 
+py::dict checkpoint_dict(const Checkpoint& c) {
+  py::dict d;
+  d["batch_size"] = c.batch_size;
+  d["seed"] = c.seed;
+  d["iteration"] = c.iteration;
+  py::list ops;
+  for (const Checkpoint::Op& op : c.ops) {
+    py::dict o;
+    o["instance"] = op.instance;
+    o["op"] = op.schema;
+    o["name"] = op.name;
+    o["seed"] = op.seed;
+    o["state"] = op.state ? py::object(py::str(*op.state)) : py::object(py::none());
+    ops.append(o);
+  }
+  d["operators"] = ops;
+  return d;
+}
+
+// The Python layer checked the envelope (format, version); a field of the wrong type here is a
+// damaged checkpoint.
+Checkpoint checkpoint_from(const py::dict& d) {
+  try {
+    Checkpoint c;
+    c.batch_size = d["batch_size"].cast<int>();
+    c.seed = d["seed"].cast<uint64_t>();
+    c.iteration = d["iteration"].cast<int64_t>();
+    for (py::handle h : d["operators"].cast<py::list>()) {
+      py::dict o = h.cast<py::dict>();
+      Checkpoint::Op op;
+      op.instance = o["instance"].cast<int64_t>();
+      op.schema = o["op"].cast<std::string>();
+      op.name = o["name"].cast<std::string>();
+      op.seed = o["seed"].cast<uint64_t>();
+      if (!o["state"].is_none()) op.state = o["state"].cast<std::string>();
+      c.ops.push_back(std::move(op));
+    }
+    return c;
+  } catch (const py::cast_error& e) {
+    throw py::value_error(std::string("Pipeline(checkpoint=...): the checkpoint is damaged (a "
+                                      "field has the wrong type: ") + e.what() +
+                          "); pass the string Pipeline.checkpoint() returned, unchanged");
+  } catch (const py::error_already_set& e) {
+    if (!e.matches(PyExc_KeyError)) throw;
+    throw py::value_error(std::string("Pipeline(checkpoint=...): the checkpoint is damaged (a "
+                                      "field is missing: ") + e.what() +
+                          "); pass the string Pipeline.checkpoint() returned, unchanged");
+  }
+}
+
 py::dict stats_dict(const MemoryStats& s) {
   py::dict d;
   d["allocated"] = s.allocated;
@@ -82,8 +135,18 @@ py::dict stats_dict(const MemoryStats& s) {
 
 // The executor's threads may wait for the GIL (fn.external_source calls Python on the producer
 // thread), so the executor is destroyed, and its threads joined, with the GIL released.
+// In a process forked from the one that made it (fn.external_source's parallel workers) the
+// executor's threads do not exist: joining them would hang, so the copy is left alone. On its
+// own producer thread (Python code run there dropped the last reference) the executor cannot
+// join that thread: a helper thread destroys it once the producer has returned.
 struct ExecutorDeleter {
+  pid_t owner = getpid();
   void operator()(Executor* e) const {
+    if (getpid() != owner) return;
+    if (e->on_producer_thread()) {
+      std::thread([e] { delete e; }).detach();
+      return;
+    }
     if (PyGILState_Check()) {
       py::gil_scoped_release nogil;
       delete e;
@@ -100,7 +163,7 @@ void bind_pipeline(py::module_& m) {
   py::class_<Executor, ExecutorHolder>(m, "Executor")
       .def(py::init([](py::list ops, py::list outputs, int batch_size, int num_threads,
                        int device_id, int64_t seed, int prefetch_queue_depth, bool exec_async,
-                       bool exec_pipelined) {
+                       bool exec_pipelined, bool enable_checkpointing) {
              ExecutorParams p;
              p.batch_size = batch_size;
              p.num_threads = num_threads;
@@ -109,6 +172,7 @@ void bind_pipeline(py::module_& m) {
              p.prefetch_queue_depth = prefetch_queue_depth;
              p.exec_async = exec_async;
              p.exec_pipelined = exec_pipelined;
+             p.enable_checkpointing = enable_checkpointing;
              std::vector<GraphOp> graph;
              int64_t instance = 0;
              for (py::handle h : ops) {
@@ -124,7 +188,8 @@ void bind_pipeline(py::module_& m) {
            }),
            py::arg("ops"), py::arg("outputs"), py::arg("batch_size"), py::arg("num_threads"),
            py::arg("device_id"), py::arg("seed"), py::arg("prefetch_queue_depth"),
-           py::arg("exec_async"), py::arg("exec_pipelined"))
+           py::arg("exec_async"), py::arg("exec_pipelined"),
+           py::arg("enable_checkpointing") = false)
       .def("run", [](Executor& e) {
         // Wait in short slices so that Ctrl-C reaches Python within a fraction of a second.
         std::optional<std::vector<Batch>> r;
@@ -164,7 +229,15 @@ void bind_pipeline(py::module_& m) {
       })
       .def("release_unused", [](Executor& e) { return e.host_pool().release_unused(); })
       .def("set_host_memory_cap", [](Executor& e, size_t bytes) { e.host_pool().set_cap(bytes); })
-      .def("iterations_produced", &Executor::iterations_produced);
+      .def("iterations_produced", &Executor::iterations_produced)
+      .def("checkpoint", [](const Executor& e) { return checkpoint_dict(e.checkpoint()); },
+           "The state after the last batch run() returned, as a dict (Pipeline.checkpoint() "
+           "wraps it in a versioned JSON string).")
+      .def("restore", [](Executor& e, const py::dict& d) {
+        Checkpoint c = checkpoint_from(d);
+        py::gil_scoped_release nogil;
+        e.restore(c);
+      }, py::arg("checkpoint"), "Continues from a checkpoint() dict; before the first run().");
 }
 
 }  // namespace stoker::python

@@ -239,7 +239,7 @@ class Tokens {
   }
   [[noreturn]] static void bad(const std::string& why) {
     bad_arg("reader state is not valid: " + why +
-            "; pass a string produced by serialize() of a reader with the same arguments");
+            "; restore a state saved by a reader with the same arguments and data");
   }
 
  private:
@@ -293,8 +293,15 @@ void SampleOrder::restore(const std::string& state) {
   same("shard_id", t.num<int>("shard_id"), cfg_.shard_id);
   same("num_shards", t.num<int>("num_shards"), cfg_.num_shards);
   same("batch_size", t.num<int>("batch_size"), cfg_.batch_size);
-  same("flags(stick_to_shard|pad_last_batch|random_shuffle|shuffle_after_epoch)",
-       t.num<int>("flags"), config_flags(cfg_));
+  {
+    const int saved = t.num<int>("flags"), mine = config_flags(cfg_);
+    const char* names[] = {"stick_to_shard", "pad_last_batch", "random_shuffle",
+                           "shuffle_after_epoch"};
+    auto word = [](int flags, int bit) { return (flags >> bit) & 1 ? "True" : "False"; };
+    if (saved < 0 || saved > 15) Tokens::bad("its flags are out of range");
+    for (int bit = 0; bit < 4; ++bit)
+      same(names[bit], word(saved, bit), std::string(word(mine, bit)));
+  }
   same("initial_fill", t.num<int64_t>("initial_fill"), fill_);
   same("seed", t.num<uint64_t>("seed"), cfg_.seed);
   same("list_seed", t.num<uint64_t>("list_seed"), cfg_.list_seed);
@@ -353,6 +360,64 @@ void SampleOrder::restore(const std::string& state) {
       s.total_read_ - s.segments_.front().start != static_cast<uint64_t>(fill_))
     Tokens::bad("its positions are inconsistent");
   *this = std::move(s);
+}
+
+// ---- a reader's state: the order plus the samples skipped as bad
+
+namespace {
+constexpr const char* kReaderMagic = "stoker.reader";
+constexpr int kReaderVersion = 1;
+}  // namespace
+
+std::string serialize_reader_state(const SampleOrder& order, const std::set<int64_t>& bad) {
+  std::ostringstream o;
+  o << kReaderMagic << ' ' << kReaderVersion << " bad " << bad.size();
+  for (int64_t i : bad) o << ' ' << i;
+  std::string head = o.str();
+  return head + " sum " + std::to_string(fnv1a(head)) + " order " + order.serialize();
+}
+
+void restore_reader_state(const std::string& state, SampleOrder& order, std::set<int64_t>& bad) {
+  if (state.compare(0, std::char_traits<char>::length(kReaderMagic), kReaderMagic) != 0)
+    Tokens::bad("it does not start with '" + std::string(kReaderMagic) + "'");
+  const auto order_at = state.find(" order ");
+  const auto sum_at = state.rfind(" sum ", order_at);
+  if (order_at == std::string::npos || sum_at == std::string::npos)
+    Tokens::bad("it has no sample order or no checksum");
+  const std::string head = state.substr(0, sum_at);
+  {
+    Tokens t(state.substr(sum_at, order_at - sum_at));
+    t.expect("sum");
+    if (t.num<uint64_t>("checksum") != fnv1a(head) || !t.at_end())
+      Tokens::bad("the checksum does not match (the string was altered or truncated)");
+  }
+  Tokens t(head);
+  t.expect(kReaderMagic);
+  const int version = t.num<int>("version");
+  if (version != kReaderVersion)
+    Tokens::bad("version " + std::to_string(version) + " is not supported (this build reads " +
+                std::to_string(kReaderVersion) + ")");
+  t.expect("bad");
+  const auto n = t.num<uint64_t>("bad sample count");
+  const int64_t num_samples = order.config().num_samples;
+  if (n >= static_cast<uint64_t>(num_samples))
+    Tokens::bad("it has " + std::to_string(n) + " bad samples, not fewer than the reader's " +
+                std::to_string(num_samples));
+  std::set<int64_t> b;
+  int64_t prev = -1;
+  for (uint64_t k = 0; k < n; ++k) {
+    const auto i = t.num<int64_t>("bad sample");
+    if (i <= prev || i >= num_samples)
+      Tokens::bad("bad sample " + std::to_string(i) + " is out of order or out of range (the "
+                  "reader has " + std::to_string(num_samples) + " samples)");
+    b.insert(i);
+    prev = i;
+  }
+  if (!t.at_end()) Tokens::bad("there is trailing data after the bad samples");
+  SampleOrder o = order;  // commit both only when both check out
+  o.restore(state.substr(order_at + std::char_traits<char>::length(" order ")));
+  order = std::move(o);
+  bad = std::move(b);
 }
 
 }  // namespace stoker::readers

@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -109,5 +110,13 @@ class SampleOrder {
   int64_t last_index_ = -1;        // the previous pick, repeated as padding
   uint64_t draws_ = 0;             // Philox counter of the shuffle-buffer draws
 };
+
+// A reader's whole checkpoint state: where its SampleOrder stands and the samples it has skipped
+// as bad (on_error='skip'; they are never delivered again). Versioned and check-summed like
+// SampleOrder's own state, which it contains.
+std::string serialize_reader_state(const SampleOrder& order, const std::set<int64_t>& bad);
+// Restores both or neither; raises Error(kInvalidArgument) for a malformed state or one from a
+// reader with other arguments (naming the argument that differs).
+void restore_reader_state(const std::string& state, SampleOrder& order, std::set<int64_t>& bad);
 
 }  // namespace stoker::readers

@@ -242,7 +242,7 @@ def test_source_errors_reach_run_unchanged():
         make(lambda: [np.zeros(1, complex)]).run()
     with pytest.raises(TypeError, match="num_outputs=2 the source must return a tuple of 2"):
         make(lambda: [np.zeros(1)], num_outputs=2).run()
-    with pytest.raises(NotImplementedError, match="parallel=True"):
+    with pytest.raises(TypeError, match="parallel=True"):
         make(lambda: [np.zeros(1)], parallel=True)
     with pytest.raises(ValueError, match="cycle='raise' needs a source that can start over"):
         make(lambda: [np.zeros(1)], cycle="raise")

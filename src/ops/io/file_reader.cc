@@ -1,16 +1,13 @@
 // readers.file: files from a folder of class folders, a list file, or a list of paths.
-#include <set>
-
-#include "pipeline/operator.h"
+#include "ops/io/reader_base.h"
 #include "readers/file_list.h"
-#include "readers/sample_order.h"
 
 namespace stoker {
 namespace {
 
-class FileReader : public Operator {
+class FileReader : public SampleReader {
  public:
-  explicit FileReader(const OpSpec& spec) : Operator(spec) {
+  explicit FileReader(const OpSpec& spec) : SampleReader(spec) {
     readers::FileListOptions o;
     if (spec.has("file_root")) o.file_root = spec.get<std::string>("file_root");
     if (spec.has("file_list")) o.file_list = spec.get<std::string>("file_list");
@@ -27,42 +24,11 @@ class FileReader : public Operator {
     } catch (const Error& e) {
       throw e.with_context(spec.display_name());
     }
-    readers::OrderConfig c;
-    c.num_samples = static_cast<int64_t>(files_.size());
-    c.shard_id = spec.get<int>("shard_id");
-    c.num_shards = spec.get<int>("num_shards");
-    c.batch_size = spec.batch_size;
-    c.stick_to_shard = spec.get<bool>("stick_to_shard");
-    c.pad_last_batch = spec.get<bool>("pad_last_batch");
-    c.random_shuffle = spec.get<bool>("random_shuffle");
-    c.shuffle_after_epoch = spec.get<bool>("shuffle_after_epoch");
-    c.initial_fill = spec.get<int>("initial_fill");
-    c.seed = spec.seed;
-    try {
-      order_ = std::make_unique<readers::SampleOrder>(c);
-    } catch (const Error& e) {
-      throw e.with_context(spec.display_name());
-    }
-  }
-
-  bool sample_wise() const override { return false; }
-
-  void begin_iteration(int64_t batch_size) override {
-    picks_.clear();
-    for (int64_t i = 0; i < batch_size; ++i) picks_.push_back(next_good());
-  }
-
-  bool replace_samples(const std::vector<int64_t>& positions) override {
-    for (int64_t p : positions) bad_.insert(picks_[p].index);
-    if (bad_.size() >= files_.size())
-      fail(ErrorKind::kDecode, spec_.display_name() + ": every one of the " +
-                                   std::to_string(files_.size()) + " files was bad; nothing left to read");
-    for (int64_t p : positions) picks_[p] = next_good();
-    return true;
+    init_order(static_cast<int64_t>(files_.size()));
   }
 
   void run_batch(Workspace& ws) override {
-    const std::vector<readers::Pick>& picks = picks_;
+    const std::vector<readers::Pick>& picks = this->picks();
     ws.outputs.assign(2, Batch());
     Batch& data = ws.outputs[0];
     Batch& labels = ws.outputs[1];
@@ -90,21 +56,8 @@ class FileReader : public Operator {
     });
   }
 
-  std::optional<ReaderMeta> reader_meta() const override { return order_->meta(); }
-
  private:
-  // The next pick whose file has not turned out bad (on_error='skip').
-  readers::Pick next_good() {
-    for (;;) {
-      readers::Pick p = order_->next();
-      if (!bad_.count(p.index)) return p;
-    }
-  }
-
   std::vector<readers::FileEntry> files_;
-  std::unique_ptr<readers::SampleOrder> order_;
-  std::vector<readers::Pick> picks_;
-  std::set<int64_t> bad_;
 };
 
 }  // namespace
@@ -126,7 +79,10 @@ void add_reader_args(OpSchema& s) {
   s.arg({.name = "initial_fill", .type = ArgType::kInt, .default_value = int64_t{1024},
          .doc = "Size of the shuffle buffer used with random_shuffle.", .min = 1});
   s.arg({.name = "shuffle_after_epoch", .type = ArgType::kBool, .default_value = false,
-         .doc = "Shuffle the whole list anew at every epoch (deterministically from the seed)."});
+         .doc = "Shuffle the whole data set anew at every epoch (also the first), the same way in "
+                "every shard: the permutation depends on the epoch only, not on the seed, so that "
+                "shards stay disjoint. The reader keeps its shard (stick_to_shard is implied); it "
+                "cannot be combined with random_shuffle or stick_to_shard."});
   s.arg({.name = "read_ahead", .type = ArgType::kBool, .default_value = false,
          .doc = "Accepted for DALI compatibility; stoker always reads a batch ahead."});
   s.arg({.name = "dont_use_mmap", .type = ArgType::kBool, .default_value = false,

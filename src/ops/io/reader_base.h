@@ -1,6 +1,7 @@
 // What every record reader operator shares: the schema arguments of readers (declared once in
-// file_reader.cc), the SampleOrder that picks each batch's samples, and on_error='skip'
-// (bad samples are never delivered again; the next good ones take their place).
+// file_reader.cc), the SampleOrder that picks each batch's samples, on_error='skip'
+// (bad samples are never delivered again; the next good ones take their place), and the
+// checkpoint state (the order's position plus the skipped samples).
 // A reader derived from SampleReader lists its samples (N), calls init_order(N) in its
 // constructor, and in run_batch reads picks()[i].index for each position i.
 #pragma once
@@ -40,6 +41,20 @@ class SampleReader : public Operator {
   }
 
   std::optional<ReaderMeta> reader_meta() const override { return order_->meta(); }
+
+  // Between iterations: the picks of the batch just made are delivered, so the order's position
+  // and the bad samples are the whole state.
+  std::optional<std::string> save_state() const override {
+    return readers::serialize_reader_state(*order_, bad_);
+  }
+  void restore_state(const std::string& state) override {
+    try {
+      readers::restore_reader_state(state, *order_, bad_);
+    } catch (const Error& e) {
+      throw e.with_context(spec_.display_name());
+    }
+    picks_.clear();
+  }
 
  protected:
   // Builds the sample order over `num_samples` samples from the shared reader arguments.

@@ -390,5 +390,56 @@ TEST(SampleOrder, BadConfigsNameTheArgument) {
             std::string::npos);
 }
 
+TEST(SampleOrder, ReaderStateKeepsBadSamplesAndResumes) {
+  auto c = make(30, 2, 1, 4);
+  c.random_shuffle = true;
+  c.initial_fill = 6;
+  SampleOrder a(c);
+  for (int i = 0; i < 21; ++i) a.next();
+  const std::set<int64_t> bad = {3, 17, 29};
+  const std::string state = serialize_reader_state(a, bad);
+  EXPECT_EQ(state.rfind("stoker.reader 1 bad 3 3 17 29 sum ", 0), 0u) << state;
+
+  SampleOrder b(c);
+  std::set<int64_t> b_bad;
+  restore_reader_state(state, b, b_bad);
+  EXPECT_EQ(b_bad, bad);
+  EXPECT_EQ(serialize_reader_state(b, b_bad), state);
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(a.next().index, b.next().index) << i;
+
+  auto error = [&](const std::string& s, SampleOrder& o) -> std::string {
+    std::set<int64_t> got = {1};
+    const std::string before = serialize_reader_state(o, got);
+    try {
+      restore_reader_state(s, o, got);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+      EXPECT_EQ(serialize_reader_state(o, got), before);  // nothing changed
+      return e.what();
+    }
+    return "(no error)";
+  };
+  SampleOrder d(c);
+  std::string tampered = state;
+  tampered[tampered.find(" 17 ") + 2] = '8';
+  EXPECT_NE(error(tampered, d).find("the checksum does not match"), std::string::npos);
+  EXPECT_NE(error("stoker.sample_order 1", d).find("does not start with 'stoker.reader'"),
+            std::string::npos);
+  SampleOrder plain(make(30, 2, 1, 4));
+  EXPECT_NE(error(state, plain).find("random_shuffle=True, this one has random_shuffle=False"),
+            std::string::npos)
+      << error(state, plain);
+  // A bad sample outside the data set (a state made for a bigger one) is refused.
+  SampleOrder small(c);
+  std::set<int64_t> big = {40};
+  auto c40 = make(41, 2, 1, 4);
+  c40.random_shuffle = true;
+  c40.initial_fill = 6;
+  SampleOrder o40(c40);
+  const std::string s40 = serialize_reader_state(o40, big);
+  EXPECT_NE(error(s40, small).find("out of order or out of range"), std::string::npos)
+      << error(s40, small);
+}
+
 }  // namespace
 }  // namespace stoker::readers
