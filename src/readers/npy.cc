@@ -126,8 +126,19 @@ Header read_header(const RandomAccessFile& f) {
     pos = comma + 1;
   }
   h.data_offset = start + header_len;
-  const int64_t need = volume(h.shape) * static_cast<int64_t>(dtype_size(h.dtype));
-  if (h.data_offset + need > f.size())
+  // The element count, checked as it is made (volume() would overflow on a hostile shape and
+  // could wrap to a size that passes the check below). As NumPy, extents beside a zero one
+  // must still multiply to a representable size.
+  int64_t count = 1, need = 0;
+  bool empty = false;
+  for (int64_t d : h.shape) {
+    if (d == 0) empty = true;
+    else if (__builtin_mul_overflow(count, d, &count)) count = -1;
+    if (count < 0) bad(f, "the shape '" + shape + "' has more elements than a file can hold");
+  }
+  if (!empty && __builtin_mul_overflow(count, static_cast<int64_t>(dtype_size(h.dtype)), &need))
+    bad(f, "the shape '" + shape + "' has more elements than a file can hold");
+  if (need > f.size() - h.data_offset)
     fail(ErrorKind::kDecode, "'" + f.path() + "' is truncated: an array of shape " +
                                  to_string(h.shape) + " and dtype '" + h.descr + "' needs " +
                                  std::to_string(need) + " bytes of data after its header, the file has " +

@@ -107,7 +107,7 @@ std::vector<RecordRef> read_index(const std::string& index_path, const std::stri
     };
     if (!(ls >> key >> offset)) badline("it is not two integers");
     if (ls >> rest) badline("it has more than two fields");
-    if (offset < 0 || offset % 4 || offset + 8 > data_file_size)
+    if (offset < 0 || offset % 4 || offset > data_file_size - 8)
       badline("offset " + std::to_string(offset) + " is not a 4-byte aligned position inside '" +
               data_path + "' (" + std::to_string(data_file_size) + " bytes)");
     offsets.push_back(offset);

@@ -186,7 +186,8 @@ std::vector<RecordRef> scan_records(const RandomAccessFile& file) {
     if (masked_crc32c(head, 8) != load_u32(head + 8))
       bad_data(where(file, off) + ": the CRC of the length field does not match (the file is "
                "corrupt or not a TFRecord file)");
-    if (len > static_cast<uint64_t>(size - off - kFramingBytes))
+    const int64_t left = size - off - 12;  // after the header, which was read whole
+    if (left < 4 || len > static_cast<uint64_t>(left - 4))
       bad_data(where(file, off) + " is truncated: it claims " + std::to_string(len) +
                " bytes of data, but the file has " + std::to_string(size - off - 12) +
                " bytes left after its header (at least 4 more are needed for its CRC)");
@@ -221,8 +222,10 @@ std::vector<RecordRef> read_index(const std::string& index_path, const std::stri
     if (!(ls >> offset >> size)) bad("it is not two integers");
     if (ls >> rest) bad("it has more than two fields");
     if (offset < 0 || size < kFramingBytes) bad("the offset or the size is out of range");
-    if (offset + size > data_file_size)
-      bad("the record ends at byte " + std::to_string(offset + size) + ", past the end of '" +
+    if (offset > data_file_size || size > data_file_size - offset)
+      bad("the record ends at byte " +
+          std::to_string(static_cast<unsigned long long>(offset) + static_cast<unsigned long long>(size)) +
+          ", past the end of '" +
           data_path + "' (" + std::to_string(data_file_size) + " bytes): the index does not "
           "belong to this file or the file is truncated");
     out.push_back({offset, size});
@@ -410,7 +413,8 @@ void decode_values(const FeatureView& view, FeatureValues& out) {
                         " bytes, not a multiple of 4");
             size_t n0 = out.floats.size();
             out.floats.resize(n0 + packed.second / 4);
-            std::memcpy(out.floats.data() + n0, packed.first, packed.second);
+            if (packed.second)  // an empty list may leave floats without memory (data() null)
+              std::memcpy(out.floats.data() + n0, packed.first, packed.second);
           } else if (wt == 5) {
             float f;
             std::memcpy(&f, w.fixed(4, "a float"), 4);
@@ -476,8 +480,9 @@ void write_output(const FeatureSpec& spec, const FeatureValues& v, const Shape& 
   const int64_t n = volume(shape);
   switch (spec.type) {
     case FeatureType::kString:
+      if (!n) break;  // an empty value may come with no memory at all (dst null)
       if (missing) std::memcpy(dst, spec.default_bytes.data(), spec.default_bytes.size());
-      else if (n) std::memcpy(dst, v.bytes[0].first, v.bytes[0].second);
+      else std::memcpy(dst, v.bytes[0].first, v.bytes[0].second);
       break;
     case FeatureType::kInt64:
       if (missing) std::fill_n(static_cast<int64_t*>(dst), n, spec.default_int);

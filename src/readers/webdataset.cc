@@ -1,5 +1,6 @@
 #include "readers/webdataset.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -56,7 +57,7 @@ std::vector<Sample> read_index(const std::string& index_path, const std::string&
   if (!(hs >> count) || count <= 0) bad(1, "no positive sample count after the version");
   const bool with_names = version == "v1.2";
   std::vector<Sample> out;
-  out.reserve(static_cast<size_t>(count));
+  out.reserve(static_cast<size_t>(std::min<long long>(count, 1 << 16)));  // count: from the file
   std::string line;
   for (long long s = 0; s < count; ++s) {
     const int64_t n = s + 2;
@@ -73,8 +74,10 @@ std::vector<Sample> read_index(const std::string& index_path, const std::string&
                    "; each is '<ext> <offset> <size>" + (with_names ? " <file name>'" : "'"));
       if (c.offset < 0 || c.size < 0 || c.offset % tar::kBlockSize)
         bad(n, "offset " + std::to_string(c.offset) + " is not a multiple of the tar block size (512)");
-      if (c.offset + c.size > tar_size)
-        bad(n, "the component '" + c.ext + "' ends at byte " + std::to_string(c.offset + c.size) +
+      if (c.size > tar_size - c.offset)
+        bad(n, "the component '" + c.ext + "' ends at byte " +
+                   std::to_string(static_cast<unsigned long long>(c.offset) +
+                                  static_cast<unsigned long long>(c.size)) +
                    ", past the end of '" + tar_path + "' (" + std::to_string(tar_size) +
                    " bytes): the index does not belong to this archive or the archive is truncated");
       sample.components.push_back(c);

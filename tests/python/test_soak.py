@@ -1,6 +1,12 @@
 """Soak: 20 epochs over the test photos; memory stays flat (DESIGN.md: "Memory use stays flat
 across epochs"). Slow, so it runs only when asked for: pytest -m slow tests/python/test_soak.py
 (-s prints the figures per epoch).
+
+What it caught: shuffled batches of photos of different sizes make decoded batches of 15 to 30
+MB, and the host pool kept a block for each size step it met (24, 26, 28, 30 MiB: RSS +60% over
+20 epochs, +23% between epochs 2 and 4), while blocks it gave back to malloc stayed in glibc's
+arenas. core/memory.{h,cc} now trims the cache to recent use, gives large blocks headroom, and
+maps large host blocks itself; RSS then stays within 3% after epoch 2.
 """
 import gc
 

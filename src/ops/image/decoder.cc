@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <exception>
 #include <string>
 
 #include "ops/image/image_types.h"
@@ -130,21 +132,79 @@ std::vector<OutputDesc> ImageDecoderBase::setup(Workspace& ws) {
       // Skipped samples never run (the iteration restarts); replaced ones get the fallback.
       plans_[i] = SamplePlan{};
       plans_[i].failed = true;
-      int64_t c = base_.color == codecs::ColorOut::kGray ? 1 : 3;
-      if (resize_) d.shapes.push_back({resize_->height, resize_->width, c});
-      else d.shapes.push_back({fallback_shape_[0], fallback_shape_[1], c});
+      d.shapes.push_back(fallback_shape());
     }
   }
+  if (on_error() == OnError::kReplace && !resize_ && !mixed_backend_) decode_ahead(ws, d);
   return {d};
+}
+
+Shape ImageDecoderBase::fallback_shape() const {
+  const int64_t c = base_.color == codecs::ColorOut::kGray ? 1 : 3;
+  if (resize_) return {resize_->height, resize_->width, c};
+  return {fallback_shape_[0], fallback_shape_[1], c};
+}
+
+// on_error='replace' without a fused resize: the output's shape depends on whether the data
+// decodes, not only on the header (a truncated scan fails after the header gave a size), and
+// shapes are fixed at setup. So the samples are decoded here, on the worker threads, into pool
+// memory that run_sample then copies to the output; those that fail get the fallback's shape.
+// The cost: one copy per image, and the batch's decoded images held once more until it runs.
+void ImageDecoderBase::decode_ahead(Workspace& ws, OutputDesc& d) {
+  const Batch& in = ws.input(0);
+  const int64_t n = static_cast<int64_t>(in.size());
+  const size_t elem = dtype_size(dtype_);
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
+  ws.thread_pool->parallel_for(n, [&](int64_t i, int) {
+    SamplePlan& p = plans_[i];
+    if (p.failed) return;
+    const Shape& s = d.shapes[i];
+    try {  // out of memory (the pool's cap) is not the sample's fault: it is raised, not replaced
+      p.ahead = ws.host_pool->allocate(static_cast<size_t>(volume(s)) * elem);
+    } catch (...) {
+      errors[i] = std::current_exception();
+      return;
+    }
+    try {
+      const uint8_t* data = in.data<uint8_t>(i);
+      const size_t size = in.sample_bytes(i);
+      if (dtype_ == DType::kUInt8)
+        codecs::decode(data, size, p.info, p.params,
+                       ImageView<uint8_t>(static_cast<uint8_t*>(p.ahead.get()), s[0], s[1], s[2]));
+      else
+        codecs::decode(data, size, p.info, p.params,
+                       ImageView<uint16_t>(static_cast<uint16_t*>(p.ahead.get()), s[0], s[1], s[2]));
+    } catch (const Error& e) {
+      p.ahead.reset();
+      if (e.kind() == ErrorKind::kInternal || !ws.report_bad_sample(i, in[i].source, e.what())) {
+        errors[i] = std::make_exception_ptr(e.with_context("sample " + std::to_string(i) + describe_source(in, i)));
+        return;
+      }
+      p.failed = true;
+    } catch (...) {
+      p.ahead.reset();
+      errors[i] = std::current_exception();
+    }
+  });
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  for (int64_t i = 0; i < n; ++i)
+    if (plans_[i].failed) d.shapes[i] = fallback_shape();
 }
 
 void ImageDecoderBase::run_sample(Workspace& ws, int64_t i, int) {
   const Batch& in = ws.input(0);
   Batch& out = ws.output(0);
-  const SamplePlan& p = plans_[i];
+  SamplePlan& p = plans_[i];
   if (p.failed) return fill_fallback(ws, i);
+  if (p.ahead) {  // decoded at setup (decode_ahead)
+    std::memcpy(out[i].data, p.ahead.get(), out.sample_bytes(i));
+    p.ahead.reset();
+    return;
+  }
   if (on_error() == OnError::kReplace) {
-    // Decode errors met now (a truncated scan) are replaced too; the executor handles 'skip'.
+    // Decode errors met now (a truncated scan under a fused resize, whose output shape does
+    // not depend on the data) are replaced too; the executor handles 'skip'.
     try {
       decode_sample(ws, i);
     } catch (const Error& e) {
@@ -197,7 +257,9 @@ void ImageDecoderBase::add_args(OpSchema& schema) {
                    "before any allocation).", .min = 1})
       .arg({.name = "fallback_shape", .type = ArgType::kIntList,
             .default_value = std::vector<int64_t>{1, 1},
-            .doc = "stoker: (H, W) of the image that replaces a bad one under on_error='replace'.",
+            .doc = "stoker: (H, W) of the image that replaces a bad one under on_error='replace' "
+                   "(whether its header or its data is bad; with a fused resize, the resize's "
+                   "size). Its channels are 1 for GRAY, else 3.",
             .min = 1, .list_min = 2, .list_max = 2})
       .arg({.name = "fallback_value", .type = ArgType::kInt, .default_value = int64_t{0},
             .doc = "stoker: the pixel value of that replacement image.", .min = 0, .max = 65535});
@@ -235,6 +297,7 @@ void ImageDecoderBase::add_args(OpSchema& schema) {
 void ImageDecoderBase::prepare_mixed() {
   // nvJPEG has no DCT-domain scaling on CUDA cores: the mixed decoders decode at full size.
   if (resize_) resize_->dct_downscale = false;
+  mixed_backend_ = true;  // no decode_ahead: the GPU decodes
 }
 
 STOKER_REGISTER_OP_NAMED(decoders_image, "decoders.image") {

@@ -58,11 +58,17 @@ class ImageDecoderBase : public Operator {
     std::optional<kernels::ResampleRoi> src;  // fused resize: the window in the decoded region
     Shape region;                             // fused resize: the decoded region (H, W, C)
     bool failed = false;                      // on_error: the header was bad; output the fallback
+    std::shared_ptr<void> ahead;              // decoded at setup (decode_ahead), to copy out
   };
   // on_error='replace': fills sample i with fallback_value.
   void fill_fallback(Workspace& ws, int64_t i) const;
   SamplePlan plan_sample(Workspace& ws, int64_t i, const uint8_t* data, size_t size);
   void decode_sample(Workspace& ws, int64_t i);
+  // on_error='replace' (CPU, no fused resize): decodes every sample at setup, so that one whose
+  // data turns out bad gets the fallback's shape. See decoder.cc.
+  void decode_ahead(Workspace& ws, OutputDesc& d);
+  Shape fallback_shape() const;
+  bool mixed_backend_ = false;  // set by prepare_mixed()
 
   codecs::DecodeParams base_;
   DType dtype_;

@@ -1,13 +1,29 @@
-// libFuzzer harness: PNG decoding (libpng behind src/codecs), as the pipeline drives it.
-// Input layout and checks: image_harness.h. One PNG-specific addition: with p[5] bit 1 set, the
-// chunk CRCs are recomputed before decoding. libpng refuses a critical chunk (IHDR, PLTE, IDAT)
-// whose CRC is wrong, so without this almost every mutation of a header field or of the pixel
-// data would stop at the CRC check and never reach the code behind it.
+// libFuzzer harness: still-image decoding through src/codecs/image_codec.h (peek, output_shape,
+// decode), as the pipeline drives it, for every format detect_format() knows: JPEG, PNG, and
+// each format added behind the same interface (TIFF, WebP, JPEG 2000, BMP, PNM), with no edit
+// here. Input layout and the contract checked: image_harness.h.
+//
+// One format-specific step: for PNG with p[5] bit 1 set, the chunk CRCs are recomputed before
+// decoding. libpng refuses a critical chunk (IHDR, PLTE, IDAT) whose CRC is wrong, so without
+// this almost every mutation of a header field or of the pixel data would stop at the CRC check
+// and never reach the code behind it.
+//
+// STOKER_FUZZ_FORMATS=jpeg,png (format_name() spellings) limits a run to those formats, to dig
+// into one of them for longer.
 #include <zlib.h>
+
+#include <cstdlib>
+#include <set>
+#include <sstream>
+#include <string>
 
 #include "image_harness.h"
 
 namespace {
+
+using stoker::codecs::ImageFormat;
+
+std::set<std::string> g_only;  // empty: every format
 
 uint32_t be32(const uint8_t* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
@@ -15,7 +31,7 @@ uint32_t be32(const uint8_t* p) {
 
 // Rewrites the CRC of every whole chunk after the 8-byte signature; stops at a chunk that runs
 // past the end.
-void fix_crcs(uint8_t* png, size_t size) {
+void fix_png_crcs(uint8_t* png, size_t size) {
   size_t pos = 8;
   while (pos + 12 <= size) {
     const uint64_t len = be32(png + pos);
@@ -54,8 +70,8 @@ std::vector<stoker::fuzz::Regression> regressions() {
   return {
       // 114 bytes whose zTXt chunk claimed 1.9 GB: libpng allocated (and touched) that much to
       // skip it, 2 GB of RSS for one tiny file. Fixed by check_chunk_lengths in png.cc.
-      {"zTXt claiming 1.9 GB", png_with_lying_chunk("zTXt", 1933723914u, 81)},
-      {"iCCP claiming 1 GB", png_with_lying_chunk("iCCP", 1u << 30, 40)},
+      {"png: zTXt claiming 1.9 GB", png_with_lying_chunk("zTXt", 1933723914u, 81)},
+      {"png: iCCP claiming 1 GB", png_with_lying_chunk("iCCP", 1u << 30, 40)},
   };
 }
 
@@ -64,15 +80,22 @@ std::vector<stoker::fuzz::Regression> regressions() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace stoker;
   constexpr size_t P = fuzz::kParamBytes;
-  // Only PNG bodies: other formats have their own harness.
-  if (size < P || codecs::detect_format(data + P, size - P) != codecs::ImageFormat::kPng) return 0;
-  if (!(data[5] & 2)) return fuzz::fuzz_image(data, size);
+  if (size < P) return 0;
+  const ImageFormat format = codecs::detect_format(data + P, size - P);
+  if (format == ImageFormat::kUnknown) return 0;  // refused before any decoder runs
+  if (!g_only.empty() && !g_only.count(codecs::format_name(format))) return 0;
+  if (format != ImageFormat::kPng || !(data[5] & 2)) return fuzz::fuzz_image(data, size);
   std::vector<uint8_t> copy(data, data + size);
-  fix_crcs(copy.data() + P, size - P);
+  fix_png_crcs(copy.data() + P, size - P);
   return fuzz::fuzz_image(copy.data(), copy.size());
 }
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  if (const char* only = std::getenv("STOKER_FUZZ_FORMATS")) {
+    std::istringstream in(only);
+    for (std::string f; std::getline(in, f, ',');)
+      if (!f.empty()) g_only.insert(f);
+  }
   stoker::fuzz::replay(regressions(), LLVMFuzzerTestOneInput);
   return 0;
 }

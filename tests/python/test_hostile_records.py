@@ -1,0 +1,137 @@
+"""Record files and index files that lie, as the fuzzers (fuzz/) found them: each is refused with
+an error that names the file and says what is wrong, of the documented kind (DecodeError for the
+data, ValueError for an index), without a large allocation, a crash or an internal error.
+Each case is one fuzz finding, fixed in the parser's own file (see fuzz/README.md)."""
+import struct
+
+import pytest
+
+import stoker
+import stoker.tfrecord as tfrec
+from stoker import fn, pipeline_def
+
+if not hasattr(stoker._schema, "_adapter"):  # the Python call adapters (as the reader tests)
+    pytest.skip("this stoker has no operator adapters in _schema.py", allow_module_level=True)
+
+from test_bad_data import peak_rss_growth  # noqa: E402
+
+
+def _crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def _masked(data):
+    c = _crc32c(data)
+    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def _tf_record(payload):
+    head = struct.pack("<Q", len(payload))
+    return head + struct.pack("<I", _masked(head)) + payload + struct.pack("<I", _masked(payload))
+
+
+def _example_with_label(v):
+    value = b"\x1a" + bytes([2]) + b"\x08" + bytes([v])         # Feature{int64_list{value: v}}
+    entry = b"\x0a\x05label" + b"\x12" + bytes([len(value)]) + value
+    features = b"\x0a" + bytes([len(entry)]) + entry
+    return b"\x0a" + bytes([len(features)]) + features
+
+
+def _pipe(reader, **kw):
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None, seed=1)
+    def pipe():
+        out = reader(**kw)
+        return tuple(out.values()) if isinstance(out, dict) else out
+    return pipe()
+
+
+def test_tfrecord_header_near_the_end_claiming_2_to_the_63_bytes(tmp_path):
+    """12..15 bytes left after a header: any claimed length passed (unsigned arithmetic), and
+    2^63 became a negative record size (an internal error)."""
+    head = struct.pack("<Q", 1 << 63)
+    path = tmp_path / "lying.tfrecord"
+    path.write_bytes(_tf_record(_example_with_label(3)) + head + struct.pack("<I", _masked(head)))
+    p = _pipe(fn.readers.tfrecord, path=[str(path)],
+              features={"label": tfrec.FixedLenFeature([1], tfrec.int64, -1)})
+    with pytest.raises(stoker.DecodeError, match=r"lying.tfrecord' record at offset \d+ is truncated: "
+                                                 r"it claims 9223372036854775808 bytes"):
+        p.build()
+        p.run()
+
+
+def test_tfrecord_index_whose_offset_plus_size_overflows(tmp_path):
+    data = tmp_path / "one.tfrecord"
+    data.write_bytes(_tf_record(_example_with_label(3)))
+    idx = tmp_path / "one.idx"
+    idx.write_text("9223372036854775807 16\n")
+    p = _pipe(fn.readers.tfrecord, path=[str(data)], index_path=[str(idx)],
+              features={"label": tfrec.FixedLenFeature([1], tfrec.int64, -1)})
+    with pytest.raises(ValueError, match=r"one.idx' line 1: the record ends at byte "
+                                         r"9223372036854775823, past the end of"):
+        p.build()
+
+
+def test_mxnet_index_whose_offset_overflows(tmp_path):
+    rec = tmp_path / "one.rec"
+    body = struct.pack("<IfQQ", 0, 1.0, 0, 0) + b"img"
+    rec.write_bytes(struct.pack("<II", 0xCED7230A, len(body)) + body + b"\0")
+    idx = tmp_path / "one.idx"
+    idx.write_text("0\t9223372036854775804\n")
+    p = _pipe(fn.readers.mxnet, path=[str(rec)], index_path=[str(idx)])
+    with pytest.raises(ValueError, match=r"one.idx' line 1: offset 9223372036854775804 is not a "
+                                         r"4-byte aligned position inside"):
+        p.build()
+
+
+def _tar(tmp_path):
+    import io
+    import tarfile
+    path = tmp_path / "shard.tar"
+    with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as t:
+        for name, data in (("000.cls", b"1"), ("000.txt", b"hello")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_webdataset_index_announcing_10_to_the_14_samples_allocates_nothing(tmp_path):
+    """The first line's count sized a reservation: 10^14 samples asked for petabytes."""
+    idx = tmp_path / "shard.idx"
+    idx.write_text("v1.2 99999999999999\ncls 512 1 000.cls\n")
+    p = _pipe(fn.readers.webdataset, paths=[str(_tar(tmp_path))], index_paths=[str(idx)],
+              ext=["cls"])
+    with peak_rss_growth() as grown, pytest.raises(
+            ValueError, match=r"shard.idx' line 3: the index ends after 1 of the 99999999999999 samples"):
+        p.build()
+    assert grown[0] < 64 << 20, f"peak RSS rose by {grown[0] >> 20} MiB"
+
+
+def test_webdataset_index_whose_offset_plus_size_overflows(tmp_path):
+    idx = tmp_path / "shard.idx"
+    idx.write_text("v1.2 1\ncls 512 9223372036854775807 000.cls\n")
+    p = _pipe(fn.readers.webdataset, paths=[str(_tar(tmp_path))], index_paths=[str(idx)],
+              ext=["cls"])
+    with pytest.raises(ValueError, match=r"shard.idx' line 2: the component 'cls' ends at byte "
+                                         r"9223372036854776319, past the end of"):
+        p.build()
+
+
+@pytest.mark.parametrize("shape", ["(4294967296, 4294967296, 4)",
+                                   "(0, 9223372036854775807, 9223372036854775807)"])
+def test_numpy_shape_whose_element_count_overflows(tmp_path, shape):
+    """The count overflowed int64 (and could wrap to a size that passed the file-size check)."""
+    header = f"{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}"
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    path = tmp_path / "huge.npy"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + bytes(16))
+    p = _pipe(fn.readers.numpy, files=[str(path)])
+    with pytest.raises(stoker.DecodeError, match=r"huge.npy' is not a valid .npy file: the shape .* "
+                                                 r"has more elements than a file can hold"):
+        p.build()
+        p.run()
