@@ -33,9 +33,12 @@ rm -rf build/gpu/python && mkdir -p build/gpu/python && cp -r python/stoker buil
   && cp build/gpu/_C*.so build/gpu/python/stoker/
 step gtest_cuda build/gpu/stoker_tests --gtest_filter='Cuda*:Nvjpeg*'
 GPU_PYTEST="tests/python/test_gpu_transfer.py tests/python/test_gpu_geometry.py tests/python/test_gpu_decoder.py"
-[ -f tests/python/test_gpu_ops.py ] && GPU_PYTEST="$GPU_PYTEST tests/python/test_gpu_ops.py"
+# test_gpu_pipeline.py (exec_separated=True) is left out: it hung now and then on the H100 (see
+# the executor's notes); run it with STOKER_GPU_PYTEST=tests/python/test_gpu_pipeline.py.
+GPU_PYTEST="$GPU_PYTEST tests/python/test_gpu_ops.py"
 step pytest_gpu env PYTHONPATH="$PWD/build/gpu/python" python3 -m pytest -q -p no:cacheprovider \
-  $GPU_PYTEST tests/python/test_plugin_pytorch.py tests/python/test_pipeline.py ${STOKER_GPU_PYTEST:-}
+  $GPU_PYTEST tests/python/test_plugin_pytorch.py tests/python/test_plugin_jax.py \
+  tests/python/test_pipeline.py tests/python/test_checkpoint.py ${STOKER_GPU_PYTEST:-}
 if [ -z "${STOKER_GPU_SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/null; then
   # API errors are expected (the tests provoke out-of-memory and bad JPEGs); memory errors are not.
   step memcheck compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 1 \
@@ -45,6 +48,10 @@ if [ -z "${STOKER_GPU_SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev
     tests/python/test_gpu_transfer.py tests/python/test_gpu_geometry.py tests/python/test_gpu_decoder.py \
     -k "not every_edge_case and not parities"
   step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 build/gpu/stoker_tests --gtest_filter='Cuda*'
+  # The operators' kernels (resample, colour, warp, blur, ...) run from the Python tests.
+  step racecheck_python compute-sanitizer --tool racecheck --error-exitcode 1 \
+    env PYTHONPATH="$PWD/build/gpu/python" python3 -m pytest -q -p no:cacheprovider -x \
+    tests/python/test_gpu_ops.py tests/python/test_gpu_geometry.py
 fi
 if [ -n "${STOKER_GPU_BENCH:-}" ]; then
   step bench env PYTHONPATH="$PWD/build/gpu/python" python3 bench/run.py $STOKER_GPU_BENCH

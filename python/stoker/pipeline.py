@@ -1,9 +1,11 @@
 """Pipelines: the graph recorded from ``fn.*`` calls, built into stoker's C++ executor."""
+import atexit
 import functools
 import inspect
 import json
 import os
 import threading
+import weakref
 
 from . import _C
 from . import types as _types
@@ -134,7 +136,7 @@ _PIPELINE_ARGS = ("batch_size", "num_threads", "device_id", "seed", "exec_pipeli
                   "prefetch_queue_depth", "exec_async", "bytes_per_sample", "set_affinity",
                   "max_streams", "default_cuda_stream_priority", "enable_memory_stats",
                   "py_num_workers", "py_start_method", "output_dtype", "output_ndim",
-                  "enable_checkpointing", "checkpoint", "max_batch_size")
+                  "enable_checkpointing", "checkpoint", "max_batch_size", "exec_separated")
 
 
 class Pipeline:
@@ -154,6 +156,11 @@ class Pipeline:
     replaces the pipeline's. A checkpoint from another pipeline (other readers or arguments,
     batch size, data set size) raises ValueError naming what differs.
 
+    ``exec_separated=True`` runs the stages on threads of their own: the CPU operators (readers)
+    of the next batch run while the mixed and GPU operators work on this one (``profile()``
+    shows the stages). It is off by default while a hang seen now and then on the GPU machine
+    with it on is investigated.
+
     ``py_num_workers`` and ``py_start_method`` ('fork' or 'spawn') configure the worker
     processes of ``fn.external_source(parallel=True)`` (0 workers: those sources run on the
     pipeline's thread, as in DALI).
@@ -164,7 +171,8 @@ class Pipeline:
                  bytes_per_sample=0, set_affinity=False, max_streams=-1,
                  default_cuda_stream_priority=0, enable_memory_stats=False, py_num_workers=1,
                  py_start_method="fork", output_dtype=None, output_ndim=None,
-                 enable_checkpointing=False, checkpoint=None, max_batch_size=None):
+                 enable_checkpointing=False, checkpoint=None, max_batch_size=None,
+                 exec_separated=False):
         if max_batch_size is not None and batch_size == -1:
             batch_size = max_batch_size
         self._batch_size = _check_int("batch_size", batch_size, 1, allow_unset=True)
@@ -182,12 +190,14 @@ class Pipeline:
         self._prefetch_queue_depth = _check_int("prefetch_queue_depth", prefetch_queue_depth, 1)
         self._exec_async = bool(exec_async)
         self._exec_pipelined = bool(exec_pipelined)
+        self._exec_separated = bool(exec_separated)
         self._py_num_workers = _check_int("py_num_workers", py_num_workers, 0)
         if py_start_method not in ("fork", "spawn"):
             raise ValueError(f"Pipeline: py_start_method must be 'fork' or 'spawn', got "
                              f"{py_start_method!r}.")
         self._py_start_method = py_start_method
         self._py_pool = None
+        _live_pipelines.add(self)
         self._enable_checkpointing = bool(enable_checkpointing)
         self._checkpoint = None
         if checkpoint is not None:
@@ -343,7 +353,7 @@ class Pipeline:
             ops, outputs, batch_size=self._batch_size, num_threads=self._num_threads,
             device_id=-1 if self._device_id is None else self._device_id, seed=self._seed,
             prefetch_queue_depth=self._prefetch_queue_depth, exec_async=self._exec_async,
-            exec_pipelined=self._exec_pipelined,
+            exec_pipelined=self._exec_pipelined and self._exec_separated,
             enable_checkpointing=self._enable_checkpointing)
         if self._checkpoint is not None:
             self._restore(executor, self._checkpoint)
@@ -518,6 +528,31 @@ class Pipeline:
         self.build()
         return self._executor.memory_stats()
 
+    def profile(self):
+        """Where the time went since the first run(), as a dict:
+
+        - ``operators``: per operator, its ``device`` and ``stage``, ``iterations``,
+          ``batch_ms`` (total time on its stage's thread: setup, or the whole batch for batch
+          operators such as readers and GPU operators) and ``sample_ms`` (total time of its
+          per-sample work on the worker threads, summed over samples);
+        - ``stages``: per stage (``cpu``, then the device stage ``mixed+gpu``; one
+          ``cpu+mixed+gpu`` stage when the pipeline is not pipelined), ``iterations`` and
+          ``busy_ms``;
+        - ``batches`` handed out by run(), ``wait_ms`` that run() spent waiting for them,
+          ``elapsed_ms`` since the first run(), and whether the stages were ``pipelined``.
+
+        ``profile_report()`` says the same in words, with the bottleneck."""
+        self.build()
+        p = self._executor.profile()
+        p["num_threads"] = self._num_threads
+        p["batch_size"] = self._batch_size
+        return p
+
+    def profile_report(self):
+        """profile() in plain words: throughput, how busy each stage is, what each operator
+        costs per batch, and what limits the pipeline."""
+        return _profile_report(self.profile())
+
     def release_unused(self):
         """Gives cached, unused memory back to the system; returns the bytes released."""
         if self._executor is None:
@@ -566,6 +601,21 @@ class Pipeline:
                              name="stoker-pipeline-shutdown").start()
         except RuntimeError:  # the interpreter is shutting down: no new threads
             _shut_down(pool, box)
+
+
+# Pipelines still alive when Python exits are closed before the interpreter goes away: their
+# threads may be calling Python (external sources), which a finalizing interpreter answers by
+# ending the calling thread in the middle of stoker's code.
+_live_pipelines = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_pipelines():
+    for p in list(_live_pipelines):
+        try:
+            p.close()
+        except Exception:  # exiting anyway: one pipeline's trouble must not keep the others open
+            pass
 
 
 def _shut_down(pool, box):
@@ -662,3 +712,53 @@ def pipeline_def(fn=None, **pipeline_kwargs):
         return create
 
     return decorator(fn) if fn is not None else decorator
+
+
+def _profile_report(p):
+    n, elapsed = p["batches"], p["elapsed_ms"]
+    if n == 0 or elapsed <= 0:
+        return "stoker profile: no batch has been run yet."
+    per = lambda ms, iters: ms / max(iters, 1)
+    rate = n * p["batch_size"] / (elapsed / 1000)
+    if p["pipelined"]:
+        how = ", stages on threads of their own"
+    elif "+" in p["stages"][0]["stage"]:
+        how = ", stages in turn on one thread"
+    else:
+        how = ""
+    lines = [f"stoker profile: {n} batches in {elapsed / 1000:.2f} s, {rate:,.0f} samples/s "
+             f"(batch {p['batch_size']}, {p['num_threads']} threads{how})."]
+    lines.append("  stage         busy   ms/batch")
+    for st in p["stages"]:
+        lines.append(f"  {st['stage']:<12} {100 * st['busy_ms'] / elapsed:4.0f}%   "
+                     f"{per(st['busy_ms'], st['iterations']):8.2f}")
+    lines.append("  operator (ms per batch: on the stage's thread / on the workers)")
+    for o in p["operators"]:
+        lines.append(f"  {o['operator']:<48} {o['device']:<5} "
+                     f"{per(o['batch_ms'], o['iterations']):8.2f} / "
+                     f"{per(o['sample_ms'], o['iterations']):8.2f}")
+    waited = p["wait_ms"] / elapsed
+    if waited < 0.05:
+        lines.append(f"Verdict: run() waited for batches {100 * waited:.0f}% of the time: the "
+                     f"pipeline keeps ahead of its consumer, which is the bottleneck.")
+        return "\n".join(lines)
+    stage = max(p["stages"], key=lambda st: st["busy_ms"])
+    ops = [o for o in p["operators"]
+           if not p["pipelined"] or p["stages"][o["stage"]] is stage]
+    worker_ms = sum(o["sample_ms"] for o in p["operators"])
+    workers_busy = worker_ms / (elapsed * p["num_threads"])
+    top = max(ops, key=lambda o: o["batch_ms"] + o["sample_ms"] / p["num_threads"], default=None)
+    verdict = (f"Verdict: run() waited for batches {100 * waited:.0f}% of the time; the "
+               f"{stage['stage']} stage is the busiest ({100 * stage['busy_ms'] / elapsed:.0f}% "
+               f"busy)")
+    if top is not None:
+        verdict += f", most of it in {top['operator']}"
+    verdict += "."
+    if workers_busy > 0.8:
+        verdict += (f" The worker threads are {100 * workers_busy:.0f}% busy: more num_threads "
+                    f"(or a GPU for the heavy operators) would help.")
+    elif top is not None and top["batch_ms"] > top["sample_ms"] / p["num_threads"]:
+        verdict += (" Its time is on the stage's own thread, not the workers, so more threads "
+                    "will not help much.")
+    lines.append(verdict)
+    return "\n".join(lines)

@@ -1,5 +1,7 @@
 #include "core/thread_pool.h"
 
+#include <cxxabi.h>
+
 #include "core/error.h"
 
 namespace stoker {
@@ -23,48 +25,45 @@ ThreadPool::~ThreadPool() {
 
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int)>& f) {
   if (n <= 0) return;
-  std::lock_guard<std::mutex> submit(submit_mu_);
+  Job job;
+  job.fn = &f;
+  job.n = n;
   std::unique_lock<std::mutex> lk(mu_);
-  job_.fn = &f;
-  job_.n = n;
-  job_.next = 0;
-  job_.done = 0;
-  job_.failed_index = -1;
-  job_.error = nullptr;
-  job_.generation++;
+  jobs_.push_back(&job);
   work_cv_.notify_all();
-  done_cv_.wait(lk, [this] { return job_.done == job_.n; });
-  job_.fn = nullptr;
-  if (job_.error) {
-    std::exception_ptr e = job_.error;
-    job_.error = nullptr;
-    std::rethrow_exception(e);
-  }
+  done_cv_.wait(lk, [&job] { return job.done == job.n; });
+  if (job.error) std::rethrow_exception(job.error);
 }
 
 void ThreadPool::worker_main(int id) {
   std::unique_lock<std::mutex> lk(mu_);
   for (;;) {
-    work_cv_.wait(lk, [this] { return stop_ || (job_.fn && job_.next < job_.n); });
+    work_cv_.wait(lk, [this] { return stop_ || !jobs_.empty(); });
     if (stop_) return;
-    int64_t i = job_.next++;
-    const auto* fn = job_.fn;
-    bool skip = job_.error != nullptr;
+    // Round robin over the jobs, so that a stage's short job does not wait behind another
+    // stage's long one.
+    Job& job = *jobs_.front();
+    jobs_.pop_front();
+    int64_t i = job.next++;
+    if (job.next < job.n) jobs_.push_back(&job);  // else all handed out; the caller waits
+    bool skip = job.error != nullptr;
     lk.unlock();
     std::exception_ptr err;
     if (!skip) {
       try {
-        (*fn)(i, id);
+        (*job.fn)(i, id);
+      } catch (abi::__forced_unwind&) {
+        throw;  // the thread is being cancelled: it must end, not carry on
       } catch (...) {
         err = std::current_exception();
       }
     }
     lk.lock();
-    if (err && (job_.failed_index < 0 || i < job_.failed_index)) {
-      job_.failed_index = i;
-      job_.error = err;
+    if (err && (job.failed_index < 0 || i < job.failed_index)) {
+      job.failed_index = i;
+      job.error = err;
     }
-    if (++job_.done == job_.n) done_cv_.notify_all();
+    if (++job.done == job.n) done_cv_.notify_all();
   }
 }
 

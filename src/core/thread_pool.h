@@ -2,6 +2,7 @@
 #pragma once
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -22,6 +23,10 @@ class ThreadPool {
   // Runs f(index, thread_id) for index in [0, n) on the workers; the caller waits. Indices are
   // handed out one at a time, so uneven samples balance. If any call throws, the remaining
   // indices are skipped and the exception of the lowest failing index is rethrown here.
+  //
+  // Several threads may call it at once (the pipeline's stages do): their jobs share the
+  // workers, index by index in turn. A thread_id runs one index at a time, whatever the job, so state
+  // kept per thread_id is safe as long as one caller does not run two jobs over it at once.
   void parallel_for(int64_t n, const std::function<void(int64_t, int)>& f);
 
  private:
@@ -34,14 +39,12 @@ class ThreadPool {
     int64_t done = 0;      // indices finished
     int64_t failed_index = -1;
     std::exception_ptr error;
-    uint64_t generation = 0;
   };
 
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;
-  std::mutex submit_mu_;  // one parallel_for at a time
-  Job job_;
+  std::deque<Job*> jobs_;  // jobs with indices left to hand out
   bool stop_ = false;
 };
 

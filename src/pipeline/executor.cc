@@ -1,7 +1,10 @@
 #include "pipeline/executor.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 namespace stoker {
 
@@ -40,7 +43,57 @@ Executor::Executor(ExecutorParams params, std::vector<GraphOp> graph, std::vecto
     g.spec.batch_size = params_.batch_size;
     ops_.push_back(g.spec.schema->create(g.spec));
   }
+  plan_stages();
   if (params_.enable_checkpointing) delivered_states_ = snapshot();
+}
+
+void Executor::plan_stages() {
+  // The cpu stage, then the device stage (mixed and gpu operators), those the graph has.
+  // Test runs on the H100 with stages on threads of their own hung now and then (with mixed
+  // and gpu as separate stages, and with them together; cause not yet found), so the Python
+  // API turns staging on only with exec_separated=True.
+  const size_t n = graph_.size();
+  bool has_cpu = false, has_mixed = false, has_gpu = false;
+  for (const GraphOp& g : graph_) {
+    has_cpu |= g.spec.backend == Backend::kCPU;
+    has_mixed |= g.spec.backend == Backend::kMixed;
+    has_gpu |= g.spec.backend == Backend::kGPU;
+  }
+  std::string device = has_mixed && has_gpu ? "mixed+gpu" : has_mixed ? "mixed" : "gpu";
+  if (has_cpu || !(has_mixed || has_gpu)) stage_names_.push_back("cpu");
+  if (has_mixed || has_gpu) stage_names_.push_back(device);
+  num_stages_ = static_cast<int>(stage_names_.size());
+  stage_of_.assign(n, 0);
+  for (size_t k = 0; k < n; ++k)
+    stage_of_[k] = has_cpu && graph_[k].spec.backend != Backend::kCPU ? 1 : 0;
+  last_use_.assign(n, 0);
+  bool in_order = true;  // every input from the reader's own stage or an earlier one
+  bool later_skips = false;
+  for (size_t k = 0; k < n; ++k) {
+    last_use_[k] = std::max(last_use_[k], stage_of_[k]);
+    for (const auto* refs : {&graph_[k].inputs, &graph_[k].arg_inputs})
+      for (const NodeRef& r : *refs) {
+        in_order &= stage_of_[r.op] <= stage_of_[k];
+        last_use_[r.op] = std::max(last_use_[r.op], stage_of_[k]);
+      }
+    later_skips |= stage_of_[k] > 0 && ops_[k]->on_error() == OnError::kSkip;
+  }
+  for (const NodeRef& r : outputs_) last_use_[r.op] = num_stages_;  // kept until delivered
+  // A CPU operator given a GPU operator's output fails in its own setup, with its own message;
+  // such a graph runs unstaged so that it gets there.
+  pipelined_ = params_.exec_async && params_.exec_pipelined && num_stages_ > 1 && in_order &&
+               !later_skips;
+  if (!pipelined_) {
+    stage_of_.assign(n, 0);
+    last_use_.assign(n, 0);
+    num_stages_ = 1;
+    std::string all;
+    for (const std::string& name : stage_names_) all += (all.empty() ? "" : "+") + name;
+    stage_names_.assign(1, all);
+  }
+  handoff_.resize(num_stages_);
+  op_times_ = std::make_unique<OpTimes[]>(n);
+  stage_times_ = std::make_unique<StageTimes[]>(num_stages_);
 }
 
 Executor::~Executor() {
@@ -49,7 +102,9 @@ Executor::~Executor() {
     stop_ = true;
   }
   cv_.notify_all();
-  if (producer_.joinable()) producer_.join();
+  for (std::thread& t : threads_)
+    if (t.joinable()) t.join();
+  handoff_.clear();
   queue_.clear();
   ops_.clear();
   gpu_.reset();
@@ -97,16 +152,30 @@ std::string sample_context(const OpSpec& spec, const Workspace& ws, int64_t samp
 
 namespace {
 
+// STOKER_TRACE_STAGES=1: each stage's iterations and operators on stderr, as they start.
+bool trace_stages() {
+  static const bool on = std::getenv("STOKER_TRACE_STAGES") != nullptr;
+  return on;
+}
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 // Thrown inside an attempt when samples were skipped: the readers pick replacements and the
 // iteration runs again.
 struct RestartIteration {};
 
 }  // namespace
 
-Executor::Result Executor::run_iteration(int64_t iteration) {
-  Result result;
+void Executor::run_stages(Iteration& it, int first, int last) {
+  Result& result = it.result;
+  if (result.error) return;  // an earlier stage failed: the iteration passes through
   try {
-    for (auto& op : ops_) op->begin_iteration(params_.batch_size);
+    if (first == 0)
+      for (size_t k = 0; k < ops_.size(); ++k)
+        if (stage_of_[k] <= last) ops_[k]->begin_iteration(params_.batch_size);
     // Each attempt that meets bad samples (with on_error='skip') makes the readers replace them,
     // and never deliver them again, so a bad file costs one re-run of one batch per run.
     const int kMaxAttempts = 64;
@@ -114,13 +183,15 @@ Executor::Result Executor::run_iteration(int64_t iteration) {
       IterationErrors errors;
       bool restart = false;
       try {
-        result.outputs = run_attempt(iteration, errors);
+        run_attempt(it, first, last, errors);
       } catch (const RestartIteration&) {
         restart = true;
       }
       std::vector<IterationErrors::Entry> bad = errors.take();
       record_errors(bad);
       if (!restart) break;
+      // Only the first stage has readers; later stages never skip when pipelined.
+      STOKER_ASSERT(first == 0, "a sample was skipped after the readers' stage");
       std::vector<int64_t> positions;
       for (const auto& e : bad)
         if (!e.replaced) positions.push_back(e.sample);
@@ -137,13 +208,14 @@ Executor::Result Executor::run_iteration(int64_t iteration) {
                                      bad.front().op + ", '" + bad.front().source + "': " +
                                      bad.front().reason);
     }
+  } catch (abi::__forced_unwind&) {
+    throw;  // the thread is being cancelled (Python exiting under a callback): let it end
   } catch (...) {
     result.outputs.clear();
     result.error = std::current_exception();
   }
   // A failed iteration moved the readers on too: the next one starts from here either way.
-  result.iteration = iteration;
-  if (params_.enable_checkpointing) {
+  if (first == 0 && params_.enable_checkpointing) {
     try {
       result.states = snapshot();
     } catch (...) {
@@ -151,7 +223,6 @@ Executor::Result Executor::run_iteration(int64_t iteration) {
       result.outputs.clear();
     }
   }
-  return result;
 }
 
 std::shared_ptr<const Executor::States> Executor::snapshot() const {
@@ -180,11 +251,17 @@ std::map<std::string, Executor::ErrorStats> Executor::error_stats() const {
   return error_stats_;
 }
 
-std::vector<Batch> Executor::run_attempt(int64_t iteration, IterationErrors& errors) {
+void Executor::run_attempt(Iteration& it, int first, int last, IterationErrors& errors) {
   const size_t n_ops = graph_.size();
-  std::vector<Workspace> ws(n_ops);
+  const int64_t iteration = it.result.iteration;
+  std::vector<Workspace>& ws = it.ws;
+  ws.resize(n_ops);
   std::vector<bool> pending_flag(n_ops, false);
   std::vector<size_t> pending;
+  using Clock = std::chrono::steady_clock;
+  auto ns_since = [](Clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count();
+  };
 
   auto flush = [&]() {
     if (pending.empty()) return;
@@ -193,7 +270,9 @@ std::vector<Batch> Executor::run_attempt(int64_t iteration, IterationErrors& err
     thread_pool_->parallel_for(n, [&](int64_t i, int thread) {
       for (size_t k : pending) {
         try {
+          Clock::time_point t = Clock::now();
           ops_[k]->run_sample(ws[k], i, thread);
+          op_times_[k].sample += ns_since(t);
         } catch (const Error& e) {
           // A bad sample under on_error='skip' drops out of the rest of the chain.
           if (e.kind() != ErrorKind::kInternal && ws[k].on_error == OnError::kSkip &&
@@ -211,9 +290,11 @@ std::vector<Batch> Executor::run_attempt(int64_t iteration, IterationErrors& err
   };
 
   for (size_t k = 0; k < n_ops; ++k) {
+    if (stage_of_[k] < first || stage_of_[k] > last) continue;
     const GraphOp& g = graph_[k];
     Operator& op = *ops_[k];
     Workspace& w = ws[k];
+    w = Workspace();
     w.iteration = iteration;
     w.batch_size = params_.batch_size;
     w.thread_pool = thread_pool_.get();
@@ -233,12 +314,18 @@ std::vector<Batch> Executor::run_attempt(int64_t iteration, IterationErrors& err
     }
     if (needs_flush) flush();
 
+    op_times_[k].iterations++;
+    if (trace_stages())
+      std::fprintf(stderr, "stoker: iteration %lld: %s\n", (long long)iteration,
+                   op.spec().display_name().c_str());
+    Clock::time_point t = Clock::now();
     if (!op.sample_wise()) {
       try {
         op.run_batch(w);
       } catch (...) {
         rethrow_with(op.spec().display_name(), op.spec().display_name());
       }
+      op_times_[k].batch += ns_since(t);
       if (errors.has_skipped()) throw RestartIteration{};
       continue;
     }
@@ -248,6 +335,7 @@ std::vector<Batch> Executor::run_attempt(int64_t iteration, IterationErrors& err
     } catch (...) {
       rethrow_with(op.spec().display_name(), op.spec().display_name());
     }
+    op_times_[k].batch += ns_since(t);
     if (errors.has_skipped()) throw RestartIteration{};
     STOKER_ASSERT(static_cast<int>(descs.size()) == g.spec.num_outputs,
                   g.spec.display_name() + " declared the wrong number of outputs");
@@ -263,6 +351,7 @@ std::vector<Batch> Executor::run_attempt(int64_t iteration, IterationErrors& err
     pending_flag[k] = true;
   }
   flush();
+  if (last < num_stages_ - 1) return;
   std::vector<Batch> outputs;
   for (const NodeRef& r : outputs_) outputs.push_back(ws[r.op].outputs[r.output]);
   if (gpu_) {
@@ -272,49 +361,91 @@ std::vector<Batch> Executor::run_attempt(int64_t iteration, IterationErrors& err
     for (Batch& b : outputs)
       if (b.memory() == MemoryKind::kDevice) b.set_ready_event(owner, event);
   }
-  return outputs;
+  it.result.outputs = std::move(outputs);
+}
+
+void Executor::release_consumed(Iteration& it, int stage) {
+  // What no later stage reads goes back to its pool now, not when the iteration is delivered.
+  for (size_t k = 0; k < it.ws.size(); ++k)
+    if (last_use_[k] <= stage && stage_of_[k] <= stage) it.ws[k].outputs.clear();
 }
 
 void Executor::start_locked() {
   if (started_) return;
   started_ = true;
-  if (params_.exec_async) producer_ = std::thread([this] { producer_main(); });
+  first_run_ns_ = now_ns();
+  if (!params_.exec_async) return;
+  for (int s = 0; s < num_stages_; ++s) threads_.emplace_back([this, s] { stage_main(s); });
 }
 
-void Executor::producer_main() {
+bool Executor::on_producer_thread() const {
+  for (const std::thread& t : threads_)
+    if (std::this_thread::get_id() == t.get_id()) return true;
+  return false;
+}
+
+void Executor::stage_main(int stage) {
+  const int limit = params_.prefetch_queue_depth + num_stages_ - 1;
   std::unique_lock<std::mutex> lk(mu_);
   for (;;) {
-    cv_.wait(lk, [this] {
-      return stop_ || static_cast<int>(queue_.size()) < params_.prefetch_queue_depth;
-    });
-    if (stop_) return;
-    int64_t it = next_iteration_++;
+    std::unique_ptr<Iteration> it;
+    if (stage == 0) {
+      cv_.wait(lk, [&] { return stop_ || outstanding_ < limit; });
+      if (stop_) return;
+      it = std::make_unique<Iteration>();
+      it->result.iteration = next_iteration_++;
+      ++outstanding_;
+    } else {
+      cv_.wait(lk, [&] { return stop_ || !handoff_[stage].empty(); });
+      if (stop_) return;
+      it = std::move(handoff_[stage].front());
+      handoff_[stage].pop_front();
+    }
     lk.unlock();
-    Result r = run_iteration(it);
+    auto t = std::chrono::steady_clock::now();
+    const bool trace = trace_stages();
+    if (trace) std::fprintf(stderr, "stoker stage %d: iteration %lld starts\n", stage, (long long)it->result.iteration);
+    run_stages(*it, stage, stage);
+    release_consumed(*it, stage);
+    if (trace) std::fprintf(stderr, "stoker stage %d: iteration %lld ends\n", stage, (long long)it->result.iteration);
+    stage_times_[stage].busy += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::steady_clock::now() - t).count();
+    stage_times_[stage].iterations++;
     lk.lock();
-    queue_.push_back(std::move(r));
+    if (stage == num_stages_ - 1)
+      queue_.push_back(std::move(it->result));
+    else
+      handoff_[stage + 1].push_back(std::move(it));
     cv_.notify_all();
   }
 }
 
 std::optional<std::vector<Batch>> Executor::try_next(std::chrono::milliseconds timeout) {
   Result r;
+  auto t = std::chrono::steady_clock::now();
   {
     std::unique_lock<std::mutex> lk(mu_);
     start_locked();
     if (!params_.exec_async) {
-      int64_t it = next_iteration_++;
+      Iteration it;
+      it.result.iteration = next_iteration_++;
       lk.unlock();
-      r = run_iteration(it);
+      run_stages(it, 0, num_stages_ - 1);
+      r = std::move(it.result);
       lk.lock();
     } else {
-      if (!cv_.wait_for(lk, timeout, [this] { return !queue_.empty(); })) return std::nullopt;
+      bool ready = cv_.wait_for(lk, timeout, [this] { return !queue_.empty(); });
+      wait_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now() - t).count();
+      if (!ready) return std::nullopt;
       r = std::move(queue_.front());
       queue_.pop_front();
+      --outstanding_;
       cv_.notify_all();
     }
     deliver_locked(r);
   }
+  delivered_++;
   if (r.error) std::rethrow_exception(r.error);
   return std::move(r.outputs);
 }
@@ -347,6 +478,35 @@ std::vector<std::string> Executor::reader_names() const {
 int64_t Executor::iterations_produced() const {
   std::lock_guard<std::mutex> g(mu_);
   return next_iteration_;
+}
+
+Profile Executor::profile() const {
+  auto ms = [](int64_t ns) { return static_cast<double>(ns) / 1e6; };
+  Profile p;
+  p.pipelined = pipelined_;
+  for (size_t k = 0; k < ops_.size(); ++k) {
+    const OpSpec& spec = ops_[k]->spec();
+    if (spec.schema->name().rfind("_", 0) == 0) continue;  // internal (.gpu())
+    Profile::Op o;
+    o.name = spec.display_name();
+    o.backend = backend_name(spec.backend);
+    o.stage = stage_of_[k];
+    o.iterations = op_times_[k].iterations;
+    o.batch_ms = ms(op_times_[k].batch);
+    o.sample_ms = ms(op_times_[k].sample);
+    p.ops.push_back(std::move(o));
+  }
+  for (int s = 0; s < num_stages_; ++s) {
+    Profile::Stage st;
+    st.name = stage_names_[s];
+    st.iterations = stage_times_[s].iterations;
+    st.busy_ms = ms(stage_times_[s].busy);
+    p.stages.push_back(std::move(st));
+  }
+  p.delivered = delivered_;
+  p.wait_ms = ms(wait_ns_);
+  if (int64_t t0 = first_run_ns_) p.elapsed_ms = ms(now_ns() - t0);
+  return p;
 }
 
 // ---- checkpoints

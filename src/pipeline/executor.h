@@ -6,16 +6,24 @@
 // operator needs its inputs' data at setup (decoders read headers), takes a per-sample argument
 // from an operator in the chain, or works on whole batches (readers).
 //
-// Iterations run on a producer thread up to `prefetch_queue_depth` batches ahead of run().
-// The cpu stage is what exists today; mixed and gpu stages will hand batches on with CUDA events.
+// Stages: the operators are grouped by where they run, the cpu stage, then the device stage
+// (mixed and gpu operators; an operator's inputs come from its own stage or earlier ones). With
+// exec_async and exec_pipelined, each stage runs on a thread of its own, so the readers of
+// iteration k+1 run while the decoder and the GPU operators of k work; stages hand iterations
+// on in order, and GPU work goes on the pipeline's one stream in iteration order. At most
+// `prefetch_queue_depth` + (stages - 1) iterations are between the first stage and run().
+// A pipeline with one stage, or whose mixed or gpu operators skip bad samples (which needs the
+// readers to re-run the same iteration), runs all its stages in turn on one producer thread.
 //
-// Checkpoints (enable_checkpointing): when an iteration ends, the producer takes a snapshot of
-// the stateful operators (readers) -- the state the next iteration starts from -- and queues it
-// with the iteration's result. next() hands the result out and makes its snapshot the one
-// checkpoint() reports, so a checkpoint describes what follows the last batch the consumer got,
-// never what the producer has already made ahead. Random operators keep no state: their draws
-// are keyed by (seed, operator, iteration), so the iteration number restores them.
+// Checkpoints (enable_checkpointing): when an iteration leaves the cpu stage (where the readers
+// are), the executor takes a snapshot of the stateful operators (readers) -- the state the next
+// iteration starts from -- and queues it with the iteration's result. next() hands the result
+// out and makes its snapshot the one checkpoint() reports, so a checkpoint describes what
+// follows the last batch the consumer got, never what the stages have already made ahead.
+// Random operators keep no state: their draws are keyed by (seed, operator, iteration), so the
+// iteration number restores them.
 #pragma once
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -53,6 +61,29 @@ struct ExecutorParams {
   bool exec_async = true;
   bool exec_pipelined = true;
   bool enable_checkpointing = false;
+};
+
+// Where the time goes (Pipeline.profile()): per operator, and per stage.
+struct Profile {
+  struct Op {
+    std::string name;     // display name: "fn.resize (train.py:12)"
+    std::string backend;  // "cpu", "mixed", "gpu"
+    int stage = 0;
+    int64_t iterations = 0;
+    double batch_ms = 0;   // on the stage's thread: setup, or run_batch (batch operators)
+    double sample_ms = 0;  // on the worker threads: run_sample, summed over samples
+  };
+  struct Stage {
+    std::string name;  // "cpu", "mixed", "gpu"
+    int64_t iterations = 0;
+    double busy_ms = 0;  // the stage's thread working on iterations (not waiting for them)
+  };
+  std::vector<Op> ops;
+  std::vector<Stage> stages;
+  bool pipelined = false;    // stages on threads of their own
+  int64_t delivered = 0;     // batches run() returned
+  double wait_ms = 0;        // run() waiting for a batch
+  double elapsed_ms = 0;     // since the first run()
 };
 
 // The pipeline between two iterations: restoring it into an executor with the same graph and
@@ -99,12 +130,13 @@ class Executor {
   GpuContext* gpu() { return gpu_.get(); }
   const ExecutorParams& params() const { return params_; }
   int64_t iterations_produced() const;
-  // True on the executor's own producer thread (which the destructor cannot join).
-  bool on_producer_thread() const { return std::this_thread::get_id() == producer_.get_id(); }
+  // True on one of the executor's own stage threads (which the destructor cannot join).
+  bool on_producer_thread() const;
 
   // The state after the last iteration next() returned (or the initial one). Needs
   // enable_checkpointing.
   Checkpoint checkpoint() const;
+  Profile profile() const;
   // Before the first iteration: continue from `c`. Raises kInvalidArgument when `c` comes from
   // another pipeline (batch size, operators, seeds, reader arguments), naming what differs.
   void restore(const Checkpoint& c);
@@ -117,10 +149,23 @@ class Executor {
     int64_t iteration = 0;
     std::shared_ptr<const States> states;  // with enable_checkpointing
   };
-  Result run_iteration(int64_t iteration);
-  std::vector<Batch> run_attempt(int64_t iteration, IterationErrors& errors);
+  // An iteration on its way through the stages.
+  struct Iteration {
+    std::vector<Workspace> ws;  // per operator
+    Result result;
+  };
+  struct OpTimes {  // nanoseconds
+    std::atomic<int64_t> iterations{0}, batch{0}, sample{0};
+  };
+  struct StageTimes {
+    std::atomic<int64_t> iterations{0}, busy{0};
+  };
+  void plan_stages();
+  void run_stages(Iteration& it, int first, int last);
+  void run_attempt(Iteration& it, int first, int last, IterationErrors& errors);
+  void release_consumed(Iteration& it, int stage);
   void record_errors(const std::vector<IterationErrors::Entry>& entries);
-  void producer_main();
+  void stage_main(int stage);
   void start_locked();
   std::shared_ptr<const States> snapshot() const;
   void deliver_locked(const Result& r);
@@ -132,6 +177,11 @@ class Executor {
   std::shared_ptr<MemoryPool> host_pool_;
   std::unique_ptr<ThreadPool> thread_pool_;
   std::unique_ptr<GpuContext> gpu_;  // only for pipelines with mixed or gpu operators
+  std::vector<int> stage_of_;        // per operator: 0 .. num_stages_ - 1
+  std::vector<int> last_use_;        // per operator: the last stage that reads its outputs
+  std::vector<std::string> stage_names_;  // "cpu", "mixed+gpu"
+  int num_stages_ = 1;
+  bool pipelined_ = false;           // a thread per stage
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -139,13 +189,19 @@ class Executor {
   bool started_ = false;
   bool stop_ = false;
   int64_t next_iteration_ = 0;
-  std::thread producer_;
+  int64_t outstanding_ = 0;  // iterations started and not yet handed out by next()
+  std::vector<std::deque<std::unique_ptr<Iteration>>> handoff_;  // [s]: waiting for stage s
+  std::vector<std::thread> threads_;  // one per stage (one in all when not pipelined)
   // What checkpoint() reports: the snapshot queued with the last result next() returned.
   int64_t delivered_iteration_ = 0;  // the next iteration the consumer will get
   std::shared_ptr<const States> delivered_states_;
 
   mutable std::mutex stats_mu_;
   std::map<std::string, ErrorStats> error_stats_;
+
+  std::unique_ptr<OpTimes[]> op_times_;
+  std::unique_ptr<StageTimes[]> stage_times_;
+  std::atomic<int64_t> delivered_{0}, wait_ns_{0}, first_run_ns_{0};
 };
 
 }  // namespace stoker

@@ -222,12 +222,49 @@ void bind_pipeline(py::module_& m) {
         }
         return d;
       })
-      .def("memory_stats", [](const Executor& e) {
+      .def("memory_stats", [](Executor& e) {
         py::dict d;
         d["host"] = stats_dict(e.host_memory_stats());
+        if (GpuContext* g = e.gpu()) {
+          d["device"] = stats_dict(g->device_stats());
+          d["pinned"] = stats_dict(g->pinned_stats());
+        }
         return d;
       })
-      .def("release_unused", [](Executor& e) { return e.host_pool().release_unused(); })
+      .def("release_unused", [](Executor& e) {
+        size_t n = e.host_pool().release_unused();
+        if (GpuContext* g = e.gpu()) n += g->release_unused();
+        return n;
+      })
+      .def("profile", [](const Executor& e) {
+        Profile p = e.profile();
+        py::list ops, stages;
+        for (const Profile::Op& o : p.ops) {
+          py::dict d;
+          d["operator"] = o.name;
+          d["device"] = o.backend;
+          d["stage"] = o.stage;
+          d["iterations"] = o.iterations;
+          d["batch_ms"] = o.batch_ms;
+          d["sample_ms"] = o.sample_ms;
+          ops.append(d);
+        }
+        for (const Profile::Stage& s : p.stages) {
+          py::dict d;
+          d["stage"] = s.name;
+          d["iterations"] = s.iterations;
+          d["busy_ms"] = s.busy_ms;
+          stages.append(d);
+        }
+        py::dict d;
+        d["operators"] = ops;
+        d["stages"] = stages;
+        d["pipelined"] = p.pipelined;
+        d["batches"] = p.delivered;
+        d["wait_ms"] = p.wait_ms;
+        d["elapsed_ms"] = p.elapsed_ms;
+        return d;
+      })
       .def("set_host_memory_cap", [](Executor& e, size_t bytes) { e.host_pool().set_cap(bytes); })
       .def("iterations_produced", &Executor::iterations_produced)
       .def("checkpoint", [](const Executor& e) { return checkpoint_dict(e.checkpoint()); },

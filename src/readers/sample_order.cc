@@ -1,7 +1,8 @@
 #include "readers/sample_order.h"
 
 #include <charconv>
-#include <sstream>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "core/error.h"
@@ -212,12 +213,15 @@ int config_flags(const OrderConfig& c) {
          (c.shuffle_after_epoch ? 8 : 0);
 }
 
+// Checkpoint strings are written and read without iostreams: they do not depend on the
+// process's locale, nor on iostreams being set up in the C++ runtime the module was linked with
+// (a libstdc++ linked statically into the module leaves them unusable).
 class Tokens {
  public:
-  explicit Tokens(const std::string& s) : in_(s) {}
+  explicit Tokens(std::string s) : s_(std::move(s)) {}
   std::string word(const char* what) {
-    std::string w;
-    if (!(in_ >> w)) bad("ends before " + std::string(what));
+    std::string w = next();
+    if (w.empty()) bad("ends before " + std::string(what));
     return w;
   }
   void expect(const char* literal) {
@@ -233,29 +237,54 @@ class Tokens {
       bad(std::string(what) + " is not a number: '" + w + "'");
     return v;
   }
-  bool at_end() {
-    std::string w;
-    return !(in_ >> w);
-  }
+  bool at_end() { return next().empty(); }
   [[noreturn]] static void bad(const std::string& why) {
     bad_arg("reader state is not valid: " + why +
             "; restore a state saved by a reader with the same arguments and data");
   }
 
  private:
-  std::istringstream in_;
+  std::string next() {
+    auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+    while (pos_ < s_.size() && space(s_[pos_])) ++pos_;
+    size_t start = pos_;
+    while (pos_ < s_.size() && !space(s_[pos_])) ++pos_;
+    return s_.substr(start, pos_ - start);
+  }
+  std::string s_;
+  size_t pos_ = 0;
+};
+
+// Space-separated words and numbers, for the same reason.
+class Words {
+ public:
+  template <typename T>
+  Words& operator<<(const T& v) {
+    if constexpr (std::is_convertible_v<T, std::string_view>) {
+      s_ += std::string_view(v);
+    } else if constexpr (std::is_same_v<T, char>) {
+      s_ += v;
+    } else {
+      s_ += std::to_string(v);
+    }
+    return *this;
+  }
+  std::string str() const { return s_; }
+
+ private:
+  std::string s_;
 };
 
 }  // namespace
 
 std::string SampleOrder::serialize() const {
-  std::ostringstream o;
+  Words o;
   o << kMagic << ' ' << kVersion << " cfg " << cfg_.num_samples << ' ' << cfg_.shard_id << ' '
     << cfg_.num_shards << ' ' << cfg_.batch_size << ' ' << config_flags(cfg_) << ' ' << fill_
     << ' ' << cfg_.seed << ' ' << cfg_.list_seed << " pos " << read_epoch_ << ' ' << read_pos_
     << ' ' << total_read_ << ' ' << consumer_epoch_ << ' ' << returned_ << ' ' << pos_in_batch_
     << ' ' << last_index_ << ' ' << draws_ << " segs " << segments_.size() << ' '
-    << segments_.front().start;
+    << (segments_.empty() ? total_read_ : segments_.front().start);
   for (const auto& s : segments_) o << ' ' << s.end;
   o << " buf " << buffer_.size();
   for (int64_t v : buffer_) o << ' ' << v;
@@ -283,7 +312,7 @@ void SampleOrder::restore(const std::string& state) {
   t.expect("cfg");
   auto same = [](const char* name, auto saved, auto mine) {
     if (saved != mine) {
-      std::ostringstream m;
+      Words m;
       m << "it comes from a reader with " << name << "=" << saved << ", this one has " << name
         << "=" << mine;
       Tokens::bad(m.str());
@@ -370,7 +399,7 @@ constexpr int kReaderVersion = 1;
 }  // namespace
 
 std::string serialize_reader_state(const SampleOrder& order, const std::set<int64_t>& bad) {
-  std::ostringstream o;
+  Words o;
   o << kReaderMagic << ' ' << kReaderVersion << " bad " << bad.size();
   for (int64_t i : bad) o << ' ' << i;
   std::string head = o.str();

@@ -225,3 +225,36 @@ def test_prefetching_runs_ahead():
     import time
     time.sleep(0.2)
     assert p._executor.iterations_produced() == 4  # 1 consumed + 3 queued
+
+
+def test_profile_says_where_the_time_goes(jpeg_files):
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None, seed=1)
+    def pipe():
+        jpegs, labels = fn.readers.file(files=[f for f, _ in jpeg_files[:8]], name="Reader")
+        images = fn.decoders.image(jpegs)
+        return fn.resize(images, size=[32, 32]), labels
+
+    p = pipe()
+    p.build()
+    assert "no batch" in p.profile_report()
+    for _ in range(5):
+        p.run()
+    prof = p.profile()
+    assert prof["batches"] == 5 and prof["batch_size"] == 4 and prof["num_threads"] == 2
+    assert not prof["pipelined"]  # one stage: everything on the CPU
+    assert [s["stage"] for s in prof["stages"]] == ["cpu"]
+    assert prof["stages"][0]["iterations"] >= 5
+    assert prof["elapsed_ms"] > 0 and 0 <= prof["wait_ms"] <= prof["elapsed_ms"] * 1.01
+    ops = {o["operator"].split(" ")[0]: o for o in prof["operators"]}
+    assert set(ops) == {"fn.readers.file", "fn.decoders.image", "fn.resize"}
+    for o in ops.values():
+        assert o["device"] == "cpu" and o["stage"] == 0 and o["iterations"] >= 5
+    assert ops["fn.readers.file"]["batch_ms"] > 0        # a batch operator
+    assert ops["fn.decoders.image"]["sample_ms"] > 0     # per sample, on the workers
+    assert ops["fn.resize"]["sample_ms"] > 0
+    # Decoding a JPEG costs more than resizing it to 32x32.
+    assert ops["fn.decoders.image"]["sample_ms"] > ops["fn.resize"]["sample_ms"]
+    report = p.profile_report()
+    for name in ops:
+        assert name in report
+    assert "samples/s" in report and "Verdict" in report

@@ -1,4 +1,6 @@
-"""stoker.plugin.jax: zero-copy jax arrays, the shared epoch semantics, sharding over devices.
+"""stoker.plugin.jax: zero-copy jax arrays, the shared epoch semantics, sharding over devices,
+and (on a machine where stoker and JAX both have a GPU; skipped elsewhere) GPU outputs: zero-copy,
+equal to the CPU pipeline's, and ordered on JAX's stream.
 
 Two CPU devices are asked for (XLA's host device count) before JAX starts; the sharding tests
 skip if JAX was already started with one device by an earlier test module."""
@@ -16,6 +18,7 @@ except Exception:  # older JAX without the option, or a backend that already sta
 import jax.numpy as jnp  # noqa: E402
 from jax.sharding import Mesh, NamedSharding, PartitionSpec  # noqa: E402
 
+import stoker  # noqa: E402
 from stoker import fn, pipeline_def, types  # noqa: E402
 from stoker.plugin.jax import DALIGenericIterator, LastBatchPolicy, StokerJaxIterator, to_jax  # noqa: E402
 
@@ -157,3 +160,139 @@ def test_partial_cannot_be_sharded(seven):
     with pytest.raises(ValueError, match="pipelines need"):
         StokerJaxIterator([label_pipe(seven) for _ in range(len(jax.local_devices()) + 1)],
                           ["label"], size=7)
+
+
+# ---------------------------------------------------------------------------- GPU (GPU machine)
+
+@pytest.fixture(scope="module")
+def jax_gpu():
+    """JAX's device for CUDA device 0; skips unless both stoker and JAX have a GPU."""
+    if stoker._C.cuda_device_count() < 1:
+        pytest.skip("stoker sees no GPU here")
+    try:
+        gpus = jax.devices("gpu")
+    except RuntimeError:
+        pytest.skip("this JAX has no GPU backend")
+    for d in gpus:
+        if getattr(d, "local_hardware_id", d.id) == 0:
+            return d
+    pytest.skip("JAX does not see CUDA device 0")
+
+
+def gpu_image_pipe(jpeg_dir, how, batch_size=8, size=64):
+    """Decoded, resized photos with labels, made on the GPU ('mixed': nvJPEG and a GPU resize)
+    or on the CPU and moved ('moved': .gpu(), bit-identical to 'cpu', the same pipeline with
+    nothing on the GPU)."""
+    @pipeline_def(batch_size=batch_size, num_threads=2, device_id=None if how == "cpu" else 0,
+                  seed=5)
+    def pipe():
+        jpegs, labels = fn.readers.file(file_root=str(jpeg_dir), random_shuffle=True,
+                                        initial_fill=16, name="Reader")
+        if how == "mixed":
+            images = fn.decoders.image(jpegs, device="mixed", jpeg_fancy_upsampling=True)
+        else:
+            images = fn.decoders.image(jpegs)
+        images = fn.resize(images, size=[size, size])
+        if how == "moved":
+            images, labels = images.gpu(), labels.gpu()
+        return images, labels
+    return pipe()
+
+
+def assert_close_images(got, want):
+    """nvJPEG + the GPU resize against libjpeg-turbo + the CPU resize: a little rounding apart,
+    never a different or unfinished image."""
+    assert got.shape == want.shape
+    d = np.abs(got.astype(np.int32) - want.astype(np.int32))
+    assert d.mean() <= 2.0, d.mean()
+    assert (d > 8).mean() <= 0.03, (d > 8).mean()
+
+
+@pytest.mark.parametrize("how", ["mixed", "moved"])
+def test_gpu_outputs_are_the_pipelines_buffers(jpeg_dir, jax_gpu, how):
+    p = gpu_image_pipe(jpeg_dir, how)
+    captured = []
+    run = p.run
+
+    def spy():
+        outs = run()
+        captured.append(outs)
+        return outs
+
+    p.run = spy
+    it = StokerJaxIterator(p, ["images", "labels"], reader_name="Reader")
+    held = []
+    for _ in range(4):
+        out = next(it)
+        images, labels = captured[-1]
+        assert isinstance(images, stoker.TensorListGPU) and images.device_id == 0
+        for name, batch in (("images", images), ("labels", labels)):
+            arr = out[name]
+            assert isinstance(arr, jax.Array)
+            if isinstance(batch, stoker.TensorListGPU):  # (labels stay on the CPU in 'mixed')
+                assert arr.devices() == {jax_gpu}
+                assert arr.unsafe_buffer_pointer() == batch.data_ptr(), f"{name}: a copy"
+            else:
+                assert arr.unsafe_buffer_pointer() == batch.as_array().ctypes.data, name
+        assert out["images"].shape == (8, 64, 64, 3) and out["images"].dtype == jnp.uint8
+        np.testing.assert_array_equal(np.asarray(out["images"]), images.as_cpu().as_array())
+        held.append((out["images"], images.as_cpu().as_array()))
+    captured.clear()
+    del it, p, out, images, labels
+    import gc
+    gc.collect()
+    for arr, want in held:  # the arrays keep their buffers after the pipeline is gone
+        np.testing.assert_array_equal(np.asarray(arr), want)
+
+
+@pytest.mark.parametrize("how", ["mixed", "moved"])
+def test_gpu_values_equal_the_cpu_pipeline(jpeg_dir, jax_gpu, how):
+    gpu = StokerJaxIterator(gpu_image_pipe(jpeg_dir, how), ["images", "labels"],
+                            reader_name="Reader", last_batch_policy=PARTIAL)
+    cpu = StokerJaxIterator(gpu_image_pipe(jpeg_dir, "cpu"), ["images", "labels"],
+                            reader_name="Reader", last_batch_policy=PARTIAL)
+    n = 0
+    for g, c in zip(gpu, cpu):  # one epoch, the PARTIAL last batch included
+        assert g["images"].devices() == {jax_gpu}
+        np.testing.assert_array_equal(np.asarray(g["labels"]), np.asarray(c["labels"]))
+        if how == "moved":
+            np.testing.assert_array_equal(np.asarray(g["images"]), np.asarray(c["images"]))
+        else:
+            assert_close_images(np.asarray(g["images"]), np.asarray(c["images"]))
+        n += len(c["labels"])
+    assert n == 47
+
+
+@pytest.mark.parametrize("how", ["mixed", "moved"])
+def test_gpu_arrays_are_ready_for_the_consumers_stream(jpeg_dir, jax_gpu, how):
+    # Large batches of full-size decodes: the GPU is still working on a batch when the iterator
+    # hands it over. JAX's own stream must wait for it (stoker makes the stream JAX passes to
+    # __dlpack__ wait on the batch's event); a computation queued at once must see the finished
+    # batch, and arrays held while the pool recycles buffers must keep their values.
+    bs, size = 32, 256
+    gpu = StokerJaxIterator(gpu_image_pipe(jpeg_dir, how, batch_size=bs, size=size),
+                            ["images", "labels"], reader_name="Reader", auto_reset=True)
+    cpu = gpu_image_pipe(jpeg_dir, "cpu", batch_size=bs, size=size)
+    worst = jax.jit(lambda a, b: jnp.abs(a.astype(jnp.float32) - b.astype(jnp.float32)).max())
+    mean = jax.jit(lambda a, b: jnp.abs(a.astype(jnp.float32) - b.astype(jnp.float32)).mean())
+    kept = []
+    for step in range(24):
+        want, _ = cpu.run()
+        want = want.as_array()
+        want_dev = jax.device_put(want, jax_gpu)
+        try:
+            out = next(gpu)
+        except StopIteration:
+            out = next(gpu)
+        got = out["images"]
+        if how == "moved":
+            assert float(worst(got, want_dev)) == 0, f"step {step}: unfinished batch"
+        else:
+            assert float(mean(got, want_dev)) <= 2.0, f"step {step}: unfinished batch"
+        if step % 5 == 0:
+            kept.append((got, want))
+    for got, want in kept:
+        if how == "moved":
+            np.testing.assert_array_equal(np.asarray(got), want)
+        else:
+            assert_close_images(np.asarray(got), want)

@@ -536,3 +536,52 @@ def test_training_a_small_cnn_lowers_the_loss(jpeg_dir):
         losses.append(epoch_loss / n)
     assert all(b < a for a, b in zip(losses, losses[1:])), losses
     assert losses[-1] < 0.8 * losses[0], losses
+
+
+def test_two_gpus_one_shard_each(jpeg_files):
+    """One iterator over two pipelines, one per GPU and shard: each output lives on its own
+    pipeline's GPU without a copy, and the two shards cover every sample of an epoch once.
+    Runs on a machine with two GPUs; skips elsewhere."""
+    import stoker
+    if stoker._C.cuda_device_count() < 2 or torch.cuda.device_count() < 2:
+        pytest.skip("needs two GPUs that both stoker and torch see")
+    files = [p for p, _ in jpeg_files]
+    n = len(files)
+
+    def make(k):
+        @pipeline_def(batch_size=8, num_threads=2, device_id=k, seed=3)
+        def pipe():
+            jpegs, labels = fn.readers.file(files=files, labels=list(range(n)), shard_id=k,
+                                            num_shards=2, pad_last_batch=True,
+                                            random_shuffle=True, initial_fill=16, name="Reader")
+            images = fn.decoders.image(jpegs, device="mixed")
+            images = fn.resize(images, size=[32, 32])
+            return images, labels.gpu()
+        p = pipe()
+        captured = []
+        run = p.run
+
+        def spy():
+            outs = run()
+            captured.append(outs)
+            return outs
+
+        p.run = spy
+        return p, captured
+
+    (p0, cap0), (p1, cap1) = make(0), make(1)
+    it = StokerGenericIterator([p0, p1], ["data", "label"], reader_name="Reader",
+                               last_batch_policy=PARTIAL, auto_reset=True)
+    for e in range(2):
+        seen = []
+        for out in it:
+            assert len(out) == 2
+            for k, (d, cap) in enumerate(zip(out, (cap0, cap1))):
+                data, label = d["data"], d["label"]
+                assert data.device == torch.device("cuda", k), (k, data.device)
+                assert label.device == torch.device("cuda", k), (k, label.device)
+                assert data.shape[1:] == (32, 32, 3) and data.dtype == torch.uint8
+                assert data.data_ptr() == cap[-1][0].data_ptr(), f"pipeline {k}: a copy"
+                assert float(data.float().mean()) > 0  # computed on GPU k, after the batch
+                seen += label.cpu().reshape(-1).tolist()
+        assert sorted(seen) == list(range(n)), f"epoch {e}"

@@ -15,13 +15,22 @@ same way. For data 1..7, batch size 2 and one shard:
 The reader never rewinds (stoker's readers, like DALI's, run on across epochs: a padded shard
 ends on a batch boundary, an unpadded one wraps into the next epoch within a batch), so the
 iterator keeps count of where each pipeline stands in its shard and ends epochs accordingly.
+
+Checkpoints (``checkpoints()``) therefore hold two things per pipeline: the pipeline's own
+checkpoint as of the last batch the *iterator* handed out (not the batch it prepared ahead), and
+those counters, in an "iterator" section of the same JSON string. Pipelines built from these
+strings make a new iterator pick the counters up and continue where the old one stood.
 """
 import enum
+import json
 import math
 import sys
 import warnings
 
 __all__ = ["LastBatchPolicy", "StokerBaseIterator", "resolve_shard"]
+
+_ITERATOR_CHECKPOINT_FORMAT = "stoker.iterator"
+_ITERATOR_CHECKPOINT_VERSION = 1
 
 
 class LastBatchPolicy(enum.Enum):
@@ -162,6 +171,7 @@ class StokerBaseIterator:
             self._last_batch_policy = LastBatchPolicy.FILL
             self._last_batch_padded = False
 
+        self._size_arg = size
         self._counter = 0
         self._reader_name = reader_name
         for p in self._pipes:
@@ -169,14 +179,26 @@ class StokerBaseIterator:
         if reader_name is not None:
             self._read_reader_meta(last_batch_padded)
         self._first_batch = None
+        # The pipelines' checkpoints and the counters from before the batch prepared ahead was
+        # run: what checkpoints() describes until that batch is handed out.
+        self._first_batch_checkpoint = None
+        self._pending_stop = False  # a restored iterator's first next() ends the epoch
         self._ever_consumed = False
-        if self._prepare_first_batch:
+        restored = self._restore_iterator_state()
+        if self._prepare_first_batch and not (restored and self._epoch_over()):
+            before = self._checkpoint_now() if self._checkpointing_enabled() else None
             try:
                 self._first_batch = self._next_batch()
             except StopIteration:
-                raise ValueError(f"{name}: the pipeline gave no data for the first batch. With "
-                                 "last_batch_policy=DROP this happens when a shard is smaller "
-                                 "than the batch size.") from None
+                if not restored:
+                    raise ValueError(f"{name}: the pipeline gave no data for the first batch. "
+                                     "With last_batch_policy=DROP this happens when a shard is "
+                                     "smaller than the batch size.") from None
+                # The original iterator stood right before the end of an epoch (a batch DROP
+                # discards, or an external source at the end of its data): its next() would
+                # have raised StopIteration, so this one's first next() does.
+                self._pending_stop = True
+            self._first_batch_checkpoint = before
 
     # ---- reader bookkeeping
     def _read_reader_meta(self, last_batch_padded):
@@ -291,6 +313,10 @@ class StokerBaseIterator:
 
     def __next__(self):
         self._ever_consumed = True
+        self._first_batch_checkpoint = None
+        if self._pending_stop:
+            self._pending_stop = False
+            raise StopIteration
         if self._first_batch is not None:
             batch, self._first_batch = self._first_batch, None
             return batch
@@ -362,6 +388,132 @@ class StokerBaseIterator:
             r = getattr(p, "reset", None)
             if callable(r):
                 r()
+
+    # ---- checkpoints
+    def checkpoints(self):
+        """One checkpoint string per pipeline (in the order of ``pipelines``), describing the
+        state right after the last batch this iterator returned: the batch it prepared ahead is
+        not counted, and its epoch counters (position in each shard, samples read ahead into the
+        next epoch, whether the epoch is over) are included.
+
+        To resume, build the same pipelines with ``enable_checkpointing=True`` and
+        ``checkpoint=checkpoints()[k]`` for the k-th, and a new iterator over them with the same
+        arguments: it gives the batches, epoch ends and StopIterations this one would have
+        given next. Needs pipelines built with ``enable_checkpointing=True``.
+        """
+        self._check_checkpointing("checkpoints()")
+        if self._first_batch_checkpoint is not None:
+            texts, state = self._first_batch_checkpoint
+        else:
+            texts, state = self._checkpoint_now()
+        out = []
+        for k, text in enumerate(texts):
+            ckpt = json.loads(text)
+            ckpt["iterator"] = {"format": _ITERATOR_CHECKPOINT_FORMAT,
+                                "version": _ITERATOR_CHECKPOINT_VERSION, "pipeline": k,
+                                "config": self._checkpoint_config(), "state": state}
+            out.append(json.dumps(ckpt))
+        return out
+
+    def _checkpointing_enabled(self):
+        return all(getattr(p, "enable_checkpointing", False) for p in self._pipes)
+
+    def _check_checkpointing(self, what):
+        for k, p in enumerate(self._pipes):
+            if not getattr(p, "enable_checkpointing", False):
+                raise ValueError(
+                    f"{type(self).__name__}.{what}: pipeline {k} was built without "
+                    "enable_checkpointing=True, so it keeps no checkpoints. Build the pipelines "
+                    "with enable_checkpointing=True (e.g. @pipeline_def(..., "
+                    "enable_checkpointing=True)) to take checkpoints of the iterator.")
+
+    def _checkpoint_now(self):
+        return [p.checkpoint() for p in self._pipes], self._iterator_state()
+
+    def _checkpoint_config(self):
+        """The arguments a resuming iterator must share with this one."""
+        return {"pipelines": self._num_gpus, "batch_size": self.batch_size,
+                "reader_name": self._reader_name, "size": self._size_arg,
+                "last_batch_policy": self._last_batch_policy.name,
+                "last_batch_padded": self._last_batch_padded}
+
+    def _iterator_state(self):
+        state = {"counter": self._counter, "size": self._size,
+                 "ever_consumed": self._ever_consumed}
+        if self._reader_name is not None:
+            state.update(counter_per_gpu=list(self._counter_per_gpu),
+                         shard_sizes_per_gpu=list(self._shard_sizes_per_gpu),
+                         shards_id=list(self._shards_id))
+        return state
+
+    def _epoch_over(self):
+        return self._size > 0 and self._counter >= self._size
+
+    def _restore_iterator_state(self):
+        """Takes the counters from the pipelines' checkpoints when they were made by
+        checkpoints(); True when it did."""
+        name = type(self).__name__
+        sections = []
+        for p in self._pipes:
+            ckpt = getattr(p, "_checkpoint", None)
+            sections.append(ckpt.get("iterator") if isinstance(ckpt, dict) else None)
+        if all(s is None for s in sections):
+            return False
+        without = [k for k, s in enumerate(sections) if s is None]
+        if without:
+            raise ValueError(
+                f"{name}: pipeline(s) {without} were not built from an iterator checkpoint, the "
+                "others were. Build every pipeline from its entry of one checkpoints() list "
+                "(checkpoint=checkpoints()[k] for the k-th pipeline).")
+        config = self._checkpoint_config()
+        for k, s in enumerate(sections):
+            if (not isinstance(s, dict) or s.get("format") != _ITERATOR_CHECKPOINT_FORMAT or
+                    not isinstance(s.get("config"), dict) or not isinstance(s.get("state"), dict)):
+                raise ValueError(f"{name}: the iterator section of pipeline {k}'s checkpoint is "
+                                 "damaged; pass the strings checkpoints() returned, unchanged.")
+            if s.get("version") != _ITERATOR_CHECKPOINT_VERSION:
+                raise ValueError(f"{name}: pipeline {k}'s checkpoint has iterator version "
+                                 f"{s.get('version')!r}; this stoker reads version "
+                                 f"{_ITERATOR_CHECKPOINT_VERSION}. Take the checkpoint again "
+                                 "with this version of stoker.")
+            for key, have in config.items():
+                saved = s["config"].get(key)
+                if saved != have:
+                    raise ValueError(
+                        f"{name}: pipeline {k}'s checkpoint was taken from an iterator with "
+                        f"{key}={saved!r}, but this iterator has {key}={have!r}. Resume with "
+                        "the same iterator arguments (and the same number of pipelines).")
+            if s.get("pipeline") != k:
+                raise ValueError(
+                    f"{name}: pipeline {k} was built from checkpoints()[{s.get('pipeline')}]; "
+                    "give the k-th pipeline checkpoints()[k], in the order the pipelines had.")
+        states = [s["state"] for s in sections]
+        if any(st != states[0] for st in states[1:]):
+            raise ValueError(f"{name}: the pipelines' checkpoints come from different calls of "
+                             "checkpoints(); build all pipelines from one checkpoints() list.")
+        self._set_iterator_state(states[0])
+        return True
+
+    def _set_iterator_state(self, state):
+        def ints(key, n=None):
+            v = state.get(key)
+            ok = (isinstance(v, int) and not isinstance(v, bool)) if n is None else (
+                isinstance(v, list) and len(v) == n and
+                all(isinstance(x, int) and not isinstance(x, bool) for x in v))
+            if not ok:
+                raise ValueError(f"{type(self).__name__}: the iterator section of the checkpoint "
+                                 f"is damaged ({key!r} is {v!r}); pass the strings checkpoints() "
+                                 "returned, unchanged.")
+            return v if n is None else list(v)
+
+        self._counter = ints("counter")
+        self._size = ints("size")
+        self._ever_consumed = bool(state.get("ever_consumed"))
+        if self._reader_name is not None:
+            n = self._shards_num
+            self._counter_per_gpu = ints("counter_per_gpu", n)
+            self._shard_sizes_per_gpu = ints("shard_sizes_per_gpu", n)
+            self._shards_id = ints("shards_id", self._num_gpus)
 
     # ---- sizes
     @property

@@ -43,8 +43,9 @@ def _dlpack_to_torch(batch):
 
 def to_torch(batch, keep=None):
     """A TensorList as torch: one tensor (N, ...) when all samples have one shape, else a list
-    of per-sample tensors. Zero-copy, except for a batch of equal shapes that is not contiguous
-    in memory (one copy). ``keep``: only the first ``keep`` samples."""
+    of per-sample tensors (CPU batches only: a GPU batch must have equal shapes). Zero-copy,
+    except for a batch of equal shapes that is not contiguous in memory (one copy).
+    ``keep``: only the first ``keep`` samples."""
     n = len(batch)
     keep = n if keep is None else keep
     is_bool = batch.dtype == DALIDataType.BOOL
@@ -54,6 +55,17 @@ def to_torch(batch, keep=None):
             t = t.view(torch.bool)
         return t if keep == n else t[:keep]
     shapes = batch.shape()
+    dev_type, dev_id = batch.__dlpack_device__()
+    if dev_type == _KDL_CUDA:
+        # A GPU batch has no per-sample views on the host, and DLPack needs one dense buffer.
+        if any(s != shapes[0] for s in shapes):
+            raise ValueError(
+                f"to_torch: the samples of the GPU batch {batch!r} have different shapes, which "
+                "one CUDA tensor cannot hold. Make them equal in the pipeline (fn.resize, "
+                "fn.crop, fn.pad) before they go to the GPU, or take this output on the CPU.")
+        # Equal shapes, scattered in GPU memory: one copy, through the host.
+        t = torch.from_numpy(batch.as_cpu().as_array()[:keep])
+        return t.to(torch.device("cuda", dev_id))
     if all(s == shapes[0] for s in shapes):
         return torch.from_numpy(batch.as_array()[:keep])  # equal shapes, scattered: one copy
     return [torch.from_numpy(batch[i]) for i in range(keep)]
@@ -101,6 +113,12 @@ class StokerGenericIterator(StokerBaseIterator):
     For data 1..7 and batch size 2, the last batches of an epoch are: PARTIAL [7] (the next
     epoch starts [1, 2] when the reader pads, [2, 3] when not); FILL [7, 7] padded, [7, 1] not;
     DROP [5, 6].
+
+    Checkpoints (pipelines built with ``enable_checkpointing=True``): ``it.checkpoints()``
+    returns one string per pipeline, the state after the last batch ``it`` returned (the batch
+    it prepared ahead does not count) with the iterator's epoch counters. Build the pipelines
+    again with ``checkpoint=ckpts[k]`` and an iterator with the same arguments: it continues
+    with the batches, epoch ends and StopIterations this one would have given next.
     """
 
     def __init__(self, pipelines, output_map, size=-1, reader_name=None, auto_reset=False,

@@ -105,6 +105,11 @@ def StokerDataset(pipeline, output_shapes=None, output_dtypes=None, *, output_ma
     it = _NumpyIterator(pipeline, names, size=size, reader_name=reader_name,
                         auto_reset=epochs, last_batch_policy=last_batch_policy,
                         last_batch_padded=last_batch_padded, prepare_first_batch=True)
+    if it._first_batch is None:
+        raise ValueError("StokerDataset: the pipeline was built from an iterator checkpoint "
+                         "taken at the end of an epoch, so it has no first batch to start the "
+                         "dataset with. Take the checkpoint during an epoch, or build the "
+                         "pipeline without checkpoint=.")
     first = it._first_batch[0]  # kept by the iterator: it is the first element of the dataset
 
     if output_dtypes is None:

@@ -84,12 +84,15 @@ bool stored_as_rgb(const uint8_t* data, size_t size) {
 }  // namespace
 
 namespace {
-// STOKER_TRACE_MIXED=1: the time of each phase of every 16th batch on stderr (for profiling).
+// STOKER_TRACE_MIXED=1: the time of each phase of every 16th batch on stderr (for profiling);
+// STOKER_TRACE_MIXED_EVERY=1: each phase as it ends, every batch (for finding a stall).
 struct PhaseClock {
   bool on = std::getenv("STOKER_TRACE_MIXED") != nullptr;
+  bool every = std::getenv("STOKER_TRACE_MIXED_EVERY") != nullptr;
   std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
   std::string line;
   void lap(const char* name) {
+    if (every) std::fprintf(stderr, "stoker mixed decoder: %s done\n", name);
     if (!on) return;
     auto now = std::chrono::steady_clock::now();
     char buf[64];

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cmath>
 #include <set>
+#include <thread>
+#include <chrono>
 
 #include "core/batch.h"
 #include "core/convert.h"
@@ -116,6 +118,42 @@ TEST(ThreadPool, RethrowsTheLowestFailingIndex) {
   std::atomic<int> n{0};
   pool.parallel_for(10, [&](int64_t, int) { n++; });
   EXPECT_EQ(n.load(), 10);
+}
+
+TEST(ThreadPool, JobsFromSeveralThreadsShareTheWorkers) {
+  // The pipeline's stages call parallel_for at the same time: every job runs every index once,
+  // a short job is not held up until a long one is done, and a thread id never runs two
+  // indices at once.
+  ThreadPool pool(3);
+  std::vector<std::atomic<int>> busy(3);
+  std::atomic<bool> overlap{false};
+  auto body = [&](std::vector<std::atomic<int>>& hits, int us) {
+    return [&, us](int64_t i, int t) {
+      if (busy[t]++ != 0) overlap = true;
+      std::this_thread::sleep_for(std::chrono::microseconds(us));
+      hits[i]++;
+      busy[t]--;
+    };
+  };
+  std::vector<std::atomic<int>> long_hits(300), short_hits(6);
+  std::atomic<bool> long_done{false}, short_done_first{false};
+  std::thread long_job([&] {
+    pool.parallel_for(300, body(long_hits, 2000));  // ~200 ms on 3 threads
+    long_done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::vector<std::thread> short_jobs;
+  for (int j = 0; j < 2; ++j)
+    short_jobs.emplace_back([&] {
+      pool.parallel_for(6, body(short_hits, 100));
+      if (!long_done) short_done_first = true;
+    });
+  for (auto& t : short_jobs) t.join();
+  long_job.join();
+  EXPECT_FALSE(overlap.load());
+  EXPECT_TRUE(short_done_first.load());
+  for (auto& h : long_hits) EXPECT_EQ(h.load(), 1);
+  for (auto& h : short_hits) EXPECT_EQ(h.load(), 2);
 }
 
 TEST(ThreadPool, RejectsZeroThreads) {

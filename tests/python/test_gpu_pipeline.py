@@ -1,0 +1,143 @@
+"""The staged executor on the GPU machine: the cpu and device stages on threads of their own give
+exactly the batches of the same pipeline run with its stages in turn (exec_separated=False),
+keep errors, checkpoints and memory in order, and say where the time goes."""
+import json
+
+import numpy as np
+import pytest
+
+import stoker
+from stoker import fn, pipeline_def, types
+
+HAS_GPU = stoker._C.cuda_device_count() > 0
+pytestmark = pytest.mark.skipif(not HAS_GPU, reason="no GPU here")
+
+MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
+STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
+
+
+def train_pipe(files, pipelined, batch_size=8, threads=3, **kw):
+    @pipeline_def(batch_size=batch_size, num_threads=threads, device_id=0, seed=5,
+                  exec_separated=pipelined, **kw)
+    def pipe():
+        jpegs, labels = fn.readers.file(files=files, labels=list(range(len(files))),
+                                        random_shuffle=True, name="Reader")
+        images = fn.decoders.image_random_crop(jpegs, device="mixed")
+        images = fn.resize(images, size=[64, 64])
+        images = fn.crop_mirror_normalize(images, dtype=types.FLOAT16, output_layout="CHW",
+                                          mean=MEAN, std=STD, mirror=fn.random.coin_flip())
+        return images, labels
+    p = pipe()
+    p.build()
+    return p
+
+
+def batches(p, n):
+    out = []
+    for _ in range(n):
+        images, labels = p.run()
+        out.append((np.asarray(images.as_cpu().as_tensor()), np.asarray(labels.as_tensor())))
+    return out
+
+
+@pytest.fixture
+def files(jpeg_files):
+    return [f for f, _ in jpeg_files[:24]]
+
+
+def test_pipelined_stages_give_the_unpipelined_batches(files):
+    a = train_pipe(files, pipelined=True)
+    b = train_pipe(files, pipelined=False)
+    assert a.profile()["pipelined"] and not b.profile()["pipelined"]
+    assert [s["stage"] for s in a.profile()["stages"]] == ["cpu", "mixed+gpu"]
+    assert [s["stage"] for s in b.profile()["stages"]] == ["cpu+mixed+gpu"]
+    for (ia, la), (ib, lb) in zip(batches(a, 12), batches(b, 12)):  # 4 epochs
+        np.testing.assert_array_equal(la, lb)
+        np.testing.assert_array_equal(ia, ib)
+
+
+def test_pipelined_checkpoint_resumes_with_the_same_batches(files):
+    a = train_pipe(files, pipelined=True, enable_checkpointing=True)
+    batches(a, 4)
+    cp = a.checkpoint()
+    assert json.loads(cp)  # a JSON string
+    expected = batches(a, 5)
+    b = train_pipe(files, pipelined=True, enable_checkpointing=True, checkpoint=cp)
+    for (ia, la), (ib, lb) in zip(expected, batches(b, 5)):
+        np.testing.assert_array_equal(la, lb)
+        np.testing.assert_array_equal(ia, ib)
+
+
+def test_pipelined_error_comes_with_its_batch_and_the_pipeline_goes_on(files, tmp_path):
+    bad = tmp_path / "bad.jpg"
+    bad.write_bytes(b"\xff\xd8\xff\xe0 not a jpeg at all")
+    lst = files[:7] + [str(bad)] + files[7:15]  # batch 1 of 2 per epoch has the bad file
+    p = train_pipe(lst, pipelined=True, batch_size=8)
+    p2 = train_pipe(lst, pipelined=False, batch_size=8)
+    # The shuffle decides which batch gets it; both executors must fail on the same ones.
+    outcome = []
+    for q in (p, p2):
+        res = []
+        for _ in range(6):
+            try:
+                images, labels = q.run()
+                res.append(np.asarray(labels.as_tensor()).tolist())
+            except stoker.DecodeError as e:
+                assert "bad.jpg" in str(e)
+                res.append("error")
+        outcome.append(res)
+    assert outcome[0] == outcome[1]
+    assert "error" in outcome[0]
+
+
+def test_skip_in_the_mixed_stage_runs_unpipelined_and_skips(files, tmp_path):
+    bad = tmp_path / "bad.jpg"
+    bad.write_bytes(b"\xff\xd8\xff\xe0 not a jpeg at all")
+
+    @pipeline_def(batch_size=8, num_threads=3, device_id=0, seed=5, exec_separated=True)
+    def pipe():
+        lst = files[:7] + [str(bad)] + files[7:16]
+        jpegs, labels = fn.readers.file(files=lst, labels=list(range(len(lst))), name="Reader")
+        images = fn.decoders.image(jpegs, device="mixed", on_error="skip")
+        return fn.resize(images, size=[32, 32]), labels
+    p = pipe()
+    p.build()
+    seen = []
+    for _ in range(4):
+        _, labels = p.run()
+        seen += np.asarray(labels.as_tensor()).ravel().tolist()
+    assert not p.profile()["pipelined"]
+    assert 7 not in seen  # the bad file's label (its index in the list)
+    stats = p.error_stats()
+    assert sum(s["skipped"] for s in stats.values()) >= 1
+
+
+def test_profile_names_every_operator_and_stage(files):
+    p = train_pipe(files, pipelined=True)
+    batches(p, 6)
+    prof = p.profile()
+    names = [o["operator"] for o in prof["operators"]]
+    assert any("readers.file" in n for n in names)
+    assert any("decoders.image_random_crop" in n for n in names)
+    assert any("crop_mirror_normalize" in n for n in names)
+    for o in prof["operators"]:
+        assert o["iterations"] >= 6
+    for s in prof["stages"]:
+        assert s["iterations"] >= 6 and s["busy_ms"] > 0
+    dec = next(o for o in prof["operators"] if "decoders" in o["operator"])
+    assert dec["device"] == "mixed" and dec["stage"] == 1 and dec["batch_ms"] > 0
+    report = p.profile_report()
+    assert "mixed+gpu" in report and "Verdict" in report
+
+
+def test_gpu_memory_stays_flat_over_epochs(files):
+    """The GPU side of the soak: device and pinned pools after epoch 2 stay within 5%."""
+    p = train_pipe(files, pipelined=False, batch_size=8)
+    peaks = []
+    for epoch in range(20):
+        batches(p, 3)  # 24 files, batch 8
+        m = p.memory_stats()
+        peaks.append((m["device"]["reserved"], m["pinned"]["reserved"]))
+    for kind in (0, 1):
+        ref = peaks[1][kind]
+        assert max(x[kind] for x in peaks[2:]) <= ref * 1.05 + (1 << 20), peaks
