@@ -116,8 +116,16 @@ std::vector<RecordRef> read_index(const std::string& index_path, const std::stri
   if (std::adjacent_find(offsets.begin(), offsets.end()) != offsets.end())
     fail(ErrorKind::kInvalidArgument, "index file '" + index_path + "' lists a record offset twice");
   std::vector<RecordRef> out;
-  for (size_t i = 0; i < offsets.size(); ++i)
-    out.push_back({offsets[i], (i + 1 < offsets.size() ? offsets[i + 1] : data_file_size) - offsets[i]});
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    const int64_t end = i + 1 < offsets.size() ? offsets[i + 1] : data_file_size;
+    if (end - offsets[i] < 8)  // a record is at least its 8-byte header
+      fail(ErrorKind::kInvalidArgument,
+           "index file '" + index_path + "' lists records at offsets " +
+               std::to_string(offsets[i]) + " and " + std::to_string(end) +
+               ", closer than a record header (8 bytes): it does not belong to '" + data_path +
+               "'; rebuild the index (MXNet's im2rec, or the reader without index_path)");
+    out.push_back({offsets[i], end - offsets[i]});
+  }
   return out;
 }
 

@@ -88,6 +88,19 @@ def test_mxnet_index_whose_offset_overflows(tmp_path):
         p.build()
 
 
+def test_mxnet_index_with_records_closer_than_a_header(tmp_path):
+    # Found by the recordio fuzzer: offsets 4 bytes apart made a 4-byte record.
+    rec = tmp_path / "one.rec"
+    body = struct.pack("<IfQQ", 0, 1.0, 0, 0) + b"img"
+    rec.write_bytes(struct.pack("<II", 0xCED7230A, len(body)) + body + b"\0")
+    idx = tmp_path / "one.idx"
+    idx.write_text("0\t0\n1\t4\n")
+    p = _pipe(fn.readers.mxnet, path=[str(rec)], index_path=[str(idx)])
+    with pytest.raises(ValueError, match=r"one.idx' lists records at offsets 0 and 4, closer "
+                                         r"than a record header"):
+        p.build()
+
+
 def _tar(tmp_path):
     import io
     import tarfile
