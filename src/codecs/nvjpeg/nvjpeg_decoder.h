@@ -48,9 +48,10 @@ class BatchDecoder {
   // allocated for it (then no wait on the pipeline's earlier work is needed).
   StreamHandle hardware_stream() const { return hw_stream_.get(); }
   // Decodes `targets` on the engines (every one must have parsed with hardware = true), on
-  // hardware_stream(); `stream` then waits for the result. With `after_stream`, the decode
-  // first waits for the work queued on `stream` (targets in memory `stream` handed out).
-  // nvJPEG returns when the engines are done. Throws on failure; then no output can be trusted.
+  // hardware_stream(); `stream` then waits for the result. The engines write as soon as the
+  // call is made, whatever is queued on the streams, so with `after_stream` (targets in memory
+  // `stream` handed out) the host first waits for the work queued on `stream`. Throws on
+  // failure; then no output can be trusted.
   void decode_hardware(const std::vector<DecodeTarget>& targets, OutputFormat format,
                        StreamHandle stream, bool after_stream);
 
