@@ -106,7 +106,7 @@ std::shared_ptr<void> MemoryPool::allocate(size_t bytes) {
         if (!stats_.cap || stats_.allocated + roomy <= stats_.cap) cls = roomy;
       }
       // Make room within what recent use needs (this block included) before growing.
-      const size_t need = std::max(recent_peak_locked(), stats_.allocated + cls);
+      const size_t need = std::max(recent_.get(), stats_.allocated + cls);
       trim_locked(static_cast<size_t>(static_cast<double>(need) * kCacheSlack), cls);
       if (stats_.cap && stats_.reserved + cls > stats_.cap) release_unused_locked();
       if (stats_.cap && stats_.reserved + cls > stats_.cap)
@@ -124,15 +124,9 @@ std::shared_ptr<void> MemoryPool::allocate(size_t bytes) {
     stats_.allocated += cls;
     stats_.num_allocations++;
     if (stats_.allocated > stats_.peak_allocated) stats_.peak_allocated = stats_.allocated;
-    window_peak_ = std::max(window_peak_, stats_.allocated);
-    if (++window_allocs_ == kWindow) {
-      // The window closes: forget the peak of the one before, and let the cache shrink to what
-      // the last two windows needed (after a burst, or a batch size that went down).
-      prev_window_peak_ = window_peak_;
-      window_peak_ = stats_.allocated;
-      window_allocs_ = 0;
-      trim_locked(static_cast<size_t>(static_cast<double>(recent_peak_locked()) * kCacheSlack), 0);
-    }
+    // When a window closes, the cache shrinks to what the last two windows needed.
+    if (recent_.update(stats_.allocated))
+      trim_locked(static_cast<size_t>(static_cast<double>(recent_.get()) * kCacheSlack), 0);
   }
   std::shared_ptr<MemoryPool> self = shared_from_this();
   return std::shared_ptr<void>(p, [self, cls, base](void* q) { self->release(q, cls, base); });
@@ -155,8 +149,6 @@ void MemoryPool::release(void* p, size_t cls, size_t base) noexcept {
     stats_.reserved -= cls;
   }
 }
-
-size_t MemoryPool::recent_peak_locked() const { return std::max(window_peak_, prev_window_peak_); }
 
 void MemoryPool::trim_locked(size_t target, size_t incoming) {
   while (!cached_.empty() && stats_.reserved + incoming > target) {

@@ -4,6 +4,7 @@
 // so a batch handed to a framework through DLPack stays valid for as long as the framework
 // holds it, and the pool outlives the pipeline if it must.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -43,6 +44,29 @@ struct MemoryStats {
 };
 
 
+// The peak of live bytes over the last one or two windows of kWindow allocations: what a
+// pool's cache must be able to serve again. A window is several iterations of a pipeline, whose
+// peak (all its batches in flight) recurs; when one closes, the peak of the one before is
+// forgotten, so the cache can shrink after a burst or a batch size that went down.
+class RecentPeak {
+ public:
+  static constexpr uint64_t kWindow = 1024;
+  // Call after each allocation with the bytes now live; true when a window just closed.
+  bool update(size_t allocated) {
+    window_peak_ = std::max(window_peak_, allocated);
+    if (++allocs_ < kWindow) return false;
+    prev_peak_ = window_peak_;
+    window_peak_ = allocated;
+    allocs_ = 0;
+    return true;
+  }
+  size_t get() const { return std::max(window_peak_, prev_peak_); }
+
+ private:
+  uint64_t allocs_ = 0;
+  size_t window_peak_ = 0, prev_peak_ = 0;
+};
+
 // A thread-safe caching pool over a resource. Sizes are rounded up to size classes (1/8 steps
 // between powers of two, at least 256 bytes); a request takes the smallest cached block of its
 // class up to twice its size. With a cap, an allocation that would take `reserved` past it
@@ -76,9 +100,7 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
 
   static size_t size_class(size_t bytes);
 
-  // A window is this many allocations: several iterations of a pipeline, whose peak (all its
-  // batches in flight) is what the cache must be able to serve again.
-  static constexpr uint64_t kWindow = 1024;
+  static constexpr uint64_t kWindow = RecentPeak::kWindow;
   // `reserved` may reach the recent peak of live bytes times this.
   static constexpr double kCacheSlack = 1.25;
   static constexpr size_t kHeadroomFrom = size_t{1} << 20;
@@ -89,7 +111,6 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   // Gives cached blocks back, the least recently released first, until reserved + incoming is
   // at most `target` or the cache is empty.
   void trim_locked(size_t target, size_t incoming);
-  size_t recent_peak_locked() const;
 
   struct Cached {
     void* p;
@@ -102,8 +123,7 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   std::map<uint64_t, Cached> cached_;           // release stamp -> block: oldest first
   std::multimap<size_t, uint64_t> by_size_;     // size class -> release stamp
   uint64_t stamp_ = 0;                          // releases so far
-  uint64_t window_allocs_ = 0;                  // allocations in the current window
-  size_t window_peak_ = 0, prev_window_peak_ = 0;  // peak `allocated` in each window
+  RecentPeak recent_;                           // of `allocated`
   MemoryStats stats_;
 };
 

@@ -189,38 +189,58 @@ bool StreamOrderedPool::try_make_reusable_locked(FreeBlock& b, StreamHandle stre
   return true;
 }
 
+void StreamOrderedPool::erase_free_locked(std::map<uint64_t, FreeBlock>::iterator it) {
+  auto [b, e] = by_size_.equal_range(it->second.cls);
+  while (b != e && b->second != it->first) ++b;
+  if (b != e) by_size_.erase(b);
+  free_.erase(it);
+}
+
 size_t StreamOrderedPool::release_idle_locked() {
   size_t freed = 0;
   for (auto it = free_.begin(); it != free_.end();) {
+    auto next = std::next(it);
     if (settle_locked(it->second)) {
-      upstream_->deallocate(it->second.p, it->first);
-      freed += it->first;
-      it = free_.erase(it);
-    } else {
-      ++it;
+      upstream_->deallocate(it->second.p, it->second.cls);
+      freed += it->second.cls;
+      erase_free_locked(it);
     }
+    it = next;
   }
   stats_.reserved -= freed;
   return freed;
 }
 
+void StreamOrderedPool::trim_locked(size_t target, size_t incoming) {
+  for (auto it = free_.begin(); it != free_.end() && stats_.reserved + incoming > target;) {
+    auto next = std::next(it);
+    if (settle_locked(it->second)) {
+      upstream_->deallocate(it->second.p, it->second.cls);
+      stats_.reserved -= it->second.cls;
+      erase_free_locked(it);
+    }
+    it = next;
+  }
+}
+
 size_t StreamOrderedPool::drain_locked(std::unique_lock<std::mutex>& lock) {
   if (free_.empty()) return 0;
-  std::multimap<size_t, FreeBlock> blocks;
+  std::map<uint64_t, FreeBlock> blocks;
   blocks.swap(free_);
+  by_size_.clear();
   // Waiting happens without the lock: a host callback queued on one of these streams might
   // release a buffer into this pool, and must not wait for us while we wait for it.
   lock.unlock();
-  for (auto& [cls, b] : blocks)
+  for (auto& [stamp, b] : blocks)
     for (const Pending& u : b.pending)
       if (cudaEventSynchronize(static_cast<cudaEvent_t>(u.event)) != cudaSuccess)
         cudaGetLastError();
   lock.lock();
   size_t freed = 0;
-  for (auto& [cls, b] : blocks) {
+  for (auto& [stamp, b] : blocks) {
     for (const Pending& u : b.pending) put_event(u.event, u.device);
-    upstream_->deallocate(b.p, cls);
-    freed += cls;
+    upstream_->deallocate(b.p, b.cls);
+    freed += b.cls;
   }
   stats_.reserved -= freed;
   return freed;
@@ -271,15 +291,20 @@ std::shared_ptr<void> StreamOrderedPool::allocate(size_t bytes, StreamHandle str
   void* p = nullptr;
   {
     std::unique_lock<std::mutex> lock(mu_);
-    auto [lo, hi] = free_.equal_range(cls);
-    for (auto it = lo; it != hi; ++it) {
-      if (try_make_reusable_locked(it->second, stream)) {
-        p = it->second.p;
-        free_.erase(it);
+    // The smallest reusable block of the class up to twice its size.
+    for (auto it = by_size_.lower_bound(cls); it != by_size_.end() && it->first <= 2 * cls; ++it) {
+      auto f = free_.find(it->second);
+      if (try_make_reusable_locked(f->second, stream)) {
+        p = f->second.p;
+        cls = f->second.cls;
+        erase_free_locked(f);
         break;
       }
     }
     if (!p) {
+      // Make room within what recent use needs (this block included) before growing.
+      const size_t need = std::max(recent_.get(), stats_.allocated + cls);
+      trim_locked(static_cast<size_t>(static_cast<double>(need) * MemoryPool::kCacheSlack), cls);
       p = take_upstream_locked(cls, lock);
       stats_.reserved += cls;
       stats_.num_upstream_allocations++;
@@ -288,12 +313,16 @@ std::shared_ptr<void> StreamOrderedPool::allocate(size_t bytes, StreamHandle str
     try {
       live_.emplace(p, LiveBlock{cls, {stream}});
     } catch (...) {
-      free_.emplace(cls, FreeBlock{p, {}});
+      upstream_->deallocate(p, cls);
+      stats_.reserved -= cls;
       throw;
     }
     stats_.allocated += cls;
     stats_.num_allocations++;
     stats_.peak_allocated = std::max(stats_.peak_allocated, stats_.allocated);
+    // When a window closes, the cache shrinks to what the last two windows needed.
+    if (recent_.update(stats_.allocated))
+      trim_locked(static_cast<size_t>(static_cast<double>(recent_.get()) * MemoryPool::kCacheSlack), 0);
   }
   // If making the control block fails, shared_ptr calls the deleter: the block comes back.
   return std::shared_ptr<void>(p, [self](void* q) { self->release(q); });
@@ -307,7 +336,7 @@ void StreamOrderedPool::release(void* p) noexcept {
   std::vector<StreamHandle> streams = std::move(it->second.streams);
   live_.erase(it);
   stats_.allocated -= cls;
-  FreeBlock b{p, {}};
+  FreeBlock b{p, cls, {}};
   for (StreamHandle s : streams) {
     EventHandle e = nullptr;
     int dev = -1;
@@ -324,8 +353,16 @@ void StreamOrderedPool::release(void* p) noexcept {
     }
   }
   try {
-    free_.emplace(cls, std::move(b));
-  } catch (...) {  // out of host memory for the map node: give the block back instead
+    const uint64_t s = stamp_++;
+    auto f = free_.emplace(s, std::move(b)).first;
+    try {
+      by_size_.emplace(cls, s);
+    } catch (...) {
+      b = std::move(f->second);
+      free_.erase(f);
+      throw;
+    }
+  } catch (...) {  // out of host memory for the map nodes: give the block back instead
     for (const Pending& u : b.pending) {
       cudaEventSynchronize(static_cast<cudaEvent_t>(u.event));
       put_event(u.event, u.device);
@@ -348,7 +385,7 @@ void StreamOrderedPool::forget_stream(StreamHandle stream) {
   STOKER_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
   std::lock_guard<std::mutex> g(mu_);
   for (auto& [p, b] : live_) std::erase(b.streams, stream);
-  for (auto& [cls, b] : free_) {
+  for (auto& [stamp, b] : free_) {
     std::erase_if(b.pending, [&](const Pending& u) {
       if (u.stream != stream) return false;
       put_event(u.event, u.device);
@@ -365,8 +402,8 @@ MemoryStats StreamOrderedPool::stats() const {
 size_t StreamOrderedPool::pending_bytes() {
   std::lock_guard<std::mutex> g(mu_);
   size_t n = 0;
-  for (auto& [cls, b] : free_)
-    if (!settle_locked(b)) n += cls;
+  for (auto& [stamp, b] : free_)
+    if (!settle_locked(b)) n += b.cls;
   return n;
 }
 

@@ -15,10 +15,17 @@
 //     has completed (cudaEventQuery; completed events go back to the cache) or - device memory
 //     only - the event's stream is S itself, since S runs its work in order. Pinned memory
 //     always needs completion: the CPU may touch it as soon as it is handed out.
+//   * A request takes the smallest reusable cached block of its size class up to twice its
+//     size (sizes vary from batch to batch: random crops, whole images decoded into scratch).
 //   * Otherwise it takes new memory from the resource. When that would pass the cap, or the GPU
 //     is out of memory, it first gives back cached blocks that are idle, then waits for the
 //     pending ones (cudaEventSynchronize, outside the pool's lock) and gives those back too,
 //     and only then fails, saying what the pool holds and what cap applies.
+//   * The cache is trimmed as MemoryPool's is (core/memory.h): before taking new memory, and
+//     when a window of RecentPeak::kWindow allocations closes, idle blocks unused the longest
+//     go back until `reserved` is within MemoryPool::kCacheSlack of the recent peak of live
+//     bytes; pending blocks are never waited for. Without these two rules the device pool of a
+//     random-crop pipeline grew 138 -> 455 MiB over 20 epochs on the H100.
 //
 // No allocation ever waits on the GPU unless memory ran out, and no stream is made to wait on
 // another (which could serialise a decode stream behind a training stream). The price is one
@@ -96,6 +103,7 @@ class StreamOrderedPool : public std::enable_shared_from_this<StreamOrderedPool>
   };
   struct FreeBlock {
     void* p;
+    size_t cls;
     std::vector<Pending> pending;  // empty: idle
   };
   struct LiveBlock {
@@ -107,6 +115,10 @@ class StreamOrderedPool : public std::enable_shared_from_this<StreamOrderedPool>
   bool try_make_reusable_locked(FreeBlock& b, StreamHandle stream);
   bool settle_locked(FreeBlock& b);  // drops completed events; true when none is left
   size_t release_idle_locked();
+  // Gives idle blocks back, the least recently released first, until reserved + incoming is at
+  // most `target` or no idle block is left.
+  void trim_locked(size_t target, size_t incoming);
+  void erase_free_locked(std::map<uint64_t, FreeBlock>::iterator it);
   size_t drain_locked(std::unique_lock<std::mutex>& lock);  // waits outside the lock
   void* take_upstream_locked(size_t cls, std::unique_lock<std::mutex>& lock);
   std::string describe_locked() const;
@@ -118,7 +130,10 @@ class StreamOrderedPool : public std::enable_shared_from_this<StreamOrderedPool>
   int device_;          // the GPU of a device pool; -1 for pinned
   bool same_stream_ok_;  // device memory: a block may be reused at once on the stream it used
   mutable std::mutex mu_;
-  std::multimap<size_t, FreeBlock> free_;  // size class -> cached block
+  std::map<uint64_t, FreeBlock> free_;        // release stamp -> cached block: oldest first
+  std::multimap<size_t, uint64_t> by_size_;   // size class -> release stamp
+  uint64_t stamp_ = 0;                        // releases so far
+  RecentPeak recent_;                         // of stats_.allocated
   std::unordered_map<void*, LiveBlock> live_;
   std::vector<std::vector<EventHandle>> event_cache_;  // per device
   MemoryStats stats_;
