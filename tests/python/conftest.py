@@ -1,5 +1,8 @@
+import ctypes
+import faulthandler
 import os
 import pathlib
+import sys
 
 import pytest
 
@@ -10,6 +13,44 @@ JPEG_DIR = TESTDATA / "images" / "jpeg"
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: long-running tests (soak), skipped unless -m slow")
+
+
+# STOKER_HANG_DUMP_S=N: a test still running after N seconds is taken for hung: every thread's
+# stack is printed and the run ends (status 3). With scripts/debug/stackdump.c preloaded
+# (gpu_check.sh does it) the stacks are native ones, of every thread, taken by a thread of the
+# preload's own (so a hang that holds the GIL is caught); otherwise Python's, by faulthandler.
+# They go to the process's stderr, which pytest's default capture hides: run with
+# --capture=sys (or -s).
+_HANG_S = float(os.environ.get("STOKER_HANG_DUMP_S", "0"))
+
+
+def _stackdump():
+    try:
+        lib = ctypes.CDLL(None)
+        arm, disarm = lib.stackdump_arm, lib.stackdump_disarm
+    except (AttributeError, OSError):
+        return None
+    arm.argtypes = [ctypes.c_double]
+    return arm, disarm
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    if _HANG_S <= 0:
+        yield
+        return
+    native = _stackdump()
+    if native:
+        native[0](_HANG_S)
+    else:
+        faulthandler.dump_traceback_later(_HANG_S, exit=True, file=sys.__stderr__)
+    try:
+        yield
+    finally:
+        if native:
+            native[1]()
+        else:
+            faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture(scope="session")

@@ -16,8 +16,8 @@ MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
 STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
 
 
-def train_pipe(files, pipelined, batch_size=8, threads=3, **kw):
-    @pipeline_def(batch_size=batch_size, num_threads=threads, device_id=0, seed=5,
+def train_pipe(files, pipelined, batch_size=8, threads=3, seed=5, **kw):
+    @pipeline_def(batch_size=batch_size, num_threads=threads, device_id=0, seed=seed,
                   exec_separated=pipelined, **kw)
     def pipe():
         jpegs, labels = fn.readers.file(files=files, labels=list(range(len(files))),
@@ -54,6 +54,24 @@ def test_pipelined_stages_give_the_unpipelined_batches(files):
     for (ia, la), (ib, lb) in zip(batches(a, 12), batches(b, 12)):  # 4 epochs
         np.testing.assert_array_equal(la, lb)
         np.testing.assert_array_equal(ia, ib)
+
+
+def test_two_staged_pipelines_decode_on_the_engines_at_once(files):
+    """Two staged pipelines whose device stages submit nvJPEG hardware batches from their own
+    threads at once, running ahead of the consumer, each giving what it gives unstaged."""
+    many = files * 4
+    a = train_pipe(many, pipelined=True, batch_size=32, seed=11)
+    b = train_pipe(many, pipelined=True, batch_size=32, seed=12)
+    ref_a = train_pipe(many, pipelined=False, batch_size=32, seed=11)
+    labels_b = []
+    for it in range(60):  # 20 epochs of 3 batches
+        (ia, la), (_, lb) = batches(a, 1)[0], batches(b, 1)[0]
+        labels_b += lb.ravel().tolist()
+        ir, lr = batches(ref_a, 1)[0]
+        np.testing.assert_array_equal(la, lr)
+        np.testing.assert_array_equal(ia, ir)
+    for epoch in range(20):  # b: each of the 96 entries once an epoch
+        assert sorted(labels_b[96 * epoch:96 * (epoch + 1)]) == list(range(96))
 
 
 def test_pipelined_checkpoint_resumes_with_the_same_batches(files):
@@ -130,14 +148,21 @@ def test_profile_names_every_operator_and_stage(files):
     assert "mixed+gpu" in report and "Verdict" in report
 
 
-def test_gpu_memory_stays_flat_over_epochs(files):
-    """The GPU side of the soak: device and pinned pools after epoch 2 stay within 5%."""
+def test_gpu_memory_does_not_grow_over_epochs(files):
+    """The GPU side of the soak. Random crops make every batch's sizes new, so the pools' cache
+    is trimmed and refilled and `reserved` moves from epoch to epoch (47-90 MiB on the H100,
+    peak of live bytes 57 MiB); what must hold is that it does not grow: the last ten epochs
+    stay within 5% of the most the epochs 3-10 reached, and within the trim's slack of the peak
+    (plus blocks still pending on the GPU, which are never waited for). Before the pools were
+    trimmed, the device pool grew 138 -> 455 MiB over these 20 epochs."""
     p = train_pipe(files, pipelined=False, batch_size=8)
-    peaks = []
+    seen = {"device": [], "pinned": []}
     for epoch in range(20):
         batches(p, 3)  # 24 files, batch 8
         m = p.memory_stats()
-        peaks.append((m["device"]["reserved"], m["pinned"]["reserved"]))
-    for kind in (0, 1):
-        ref = peaks[1][kind]
-        assert max(x[kind] for x in peaks[2:]) <= ref * 1.05 + (1 << 20), peaks
+        for kind in seen:
+            seen[kind].append(m[kind]["reserved"])
+    m = p.memory_stats()
+    for kind, r in seen.items():
+        assert max(r[10:]) <= max(r[2:10]) * 1.05 + (1 << 20), (kind, r)
+        assert max(r[2:]) <= 1.25 * m[kind]["peak_allocated"] + (40 << 20), (kind, r)
