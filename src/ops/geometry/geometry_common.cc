@@ -127,6 +127,110 @@ CropWindow::CropWindow(const OpSpec& spec) : spec_(spec) {
   truncate_ = spec.get<std::string>("rounding") == "truncate";
 }
 
+void add_slice_args(OpSchema& s, const std::string& extent, const std::string& unit) {
+  s.arg({.name = "normalized_anchor", .type = ArgType::kBool, .default_value = true,
+         .doc = "The anchor input is relative (0..1) to the extent, not in " + unit + "."});
+  s.arg({.name = "normalized_shape", .type = ArgType::kBool, .default_value = true,
+         .doc = "The shape input is relative (0..1) to the extent, not in " + unit + "."});
+  s.arg({.name = "start", .type = ArgType::kFloatList, .optional = true,
+         .doc = "Start of the slice per axis (absolute).", .tensor = true});
+  s.arg({.name = "rel_start", .type = ArgType::kFloatList, .optional = true,
+         .doc = "Start of the slice per axis, relative to the extent.", .tensor = true});
+  s.arg({.name = "end", .type = ArgType::kFloatList, .optional = true,
+         .doc = "End of the slice per axis (absolute, exclusive).", .tensor = true});
+  s.arg({.name = "rel_end", .type = ArgType::kFloatList, .optional = true,
+         .doc = "End of the slice per axis, relative to the extent.", .tensor = true});
+  s.arg({.name = "shape", .type = ArgType::kFloatList, .optional = true,
+         .doc = "Extent of the slice per axis (absolute).", .tensor = true});
+  s.arg({.name = "rel_shape", .type = ArgType::kFloatList, .optional = true,
+         .doc = "Extent of the slice per axis, relative to the " + extent + ".", .tensor = true});
+}
+
+SliceWindow::SliceWindow(const OpSpec& spec)
+    : spec_(spec),
+      normalized_anchor_(spec.get<bool>("normalized_anchor")),
+      normalized_shape_(spec.get<bool>("normalized_shape")) {
+  auto given = [&](const char* a) { return spec.has(a) || spec.is_tensor_arg(a); };
+  auto pick = [&](std::string& chosen, std::initializer_list<const char*> names) {
+    for (const char* a : names) {
+      if (!given(a)) continue;
+      if (!chosen.empty())
+        spec.arg_error(a, "cannot be given together with '" + chosen + "'; give one of them.");
+      chosen = a;
+    }
+  };
+  pick(start_arg_, {"start", "rel_start"});
+  pick(end_arg_, {"end", "rel_end", "shape", "rel_shape"});
+  const bool named = !start_arg_.empty() || !end_arg_.empty();
+  if (spec.num_inputs == 2)
+    fail(ErrorKind::kTypeMismatch, spec.display_name() +
+                                       ": the anchor and shape inputs go together; give both, or "
+                                       "neither and use start/end/shape arguments.");
+  if (spec.num_inputs == 3 && named)
+    spec.arg_error(start_arg_.empty() ? end_arg_ : start_arg_,
+                   "cannot be combined with the anchor and shape inputs; use one or the other.");
+  if (spec.num_inputs == 1 && !named)
+    fail(ErrorKind::kInvalidArgument,
+         spec.display_name() + ": no slice given. Give start/rel_start with end/rel_end/shape/"
+                               "rel_shape, or the anchor and shape inputs.");
+}
+
+void SliceWindow::check_count(const std::string& what, size_t got, size_t want,
+                              int64_t sample) const {
+  if (got != want)
+    fail(ErrorKind::kInvalidArgument,
+         what + " has " + std::to_string(got) + " values for sample " + std::to_string(sample) +
+             ", expected " + std::to_string(want) + " (one per sliced axis; see axes / axis_names).");
+}
+
+void SliceWindow::compute(const Workspace& ws, int64_t i, const std::vector<int>& axes,
+                          const std::vector<int64_t>& extents, std::vector<int64_t>& start,
+                          std::vector<int64_t>& end) const {
+  const size_t n = axes.size();
+  start.assign(n, 0);
+  end.assign(n, 0);
+  if (spec_.num_inputs == 3) {
+    std::vector<double> an = sample_values(ws.input(1), i);
+    std::vector<double> sh = sample_values(ws.input(2), i);
+    check_count("anchor input", an.size(), n, i);
+    check_count("shape input", sh.size(), n, i);
+    for (size_t j = 0; j < n; ++j) {
+      const double e = static_cast<double>(extents[axes[j]]);
+      double av = an[j], sv = sh[j];
+      if (normalized_anchor_ && normalized_shape_) {
+        end[j] = std::llround((av + sv) * e);  // one rounding of the sum, as DALI
+        av *= e;
+      } else {
+        if (normalized_anchor_) av *= e;
+        if (normalized_shape_) sv *= e;
+        end[j] = std::llround(av + sv);
+      }
+      start[j] = std::llround(av);
+    }
+    return;
+  }
+  std::vector<double> st, en;
+  if (!start_arg_.empty()) {
+    st = ws.list_arg(start_arg_, i);
+    check_count("argument '" + start_arg_ + "'", st.size(), n, i);
+  }
+  if (!end_arg_.empty()) {
+    en = ws.list_arg(end_arg_, i);
+    check_count("argument '" + end_arg_ + "'", en.size(), n, i);
+  }
+  for (size_t j = 0; j < n; ++j) {
+    const double e = static_cast<double>(extents[axes[j]]);
+    const double s = st.empty() ? 0.0 : start_arg_ == "rel_start" ? st[j] * e : st[j];
+    double f = e;
+    if (end_arg_ == "end") f = en[j];
+    else if (end_arg_ == "rel_end") f = en[j] * e;
+    else if (end_arg_ == "shape") f = s + en[j];
+    else if (end_arg_ == "rel_shape") f = s + en[j] * e;
+    start[j] = std::llround(s);
+    end[j] = std::llround(f);
+  }
+}
+
 double unit_arg(const Workspace& ws, const std::string& name, int64_t sample, double fallback) {
   double v = ws.scalar_arg(name, sample, fallback);
   if (!(v >= 0.0 && v <= 1.0))

@@ -50,6 +50,29 @@ class CropWindow {
   bool has_crop_ = false, has_hw_ = false, has_d_ = false, truncate_ = false;
 };
 
+// ---- the slice window of slice and decoders.image_slice: start/rel_start with end/rel_end/
+// shape/rel_shape, or the anchor and shape inputs (normalized_anchor, normalized_shape)
+// `extent` names what the relative values are relative to ("input's", "image's"), `unit` what
+// the absolute ones count ("elements", "pixels"); axes and axis_names are each operator's own.
+void add_slice_args(OpSchema& s, const std::string& extent, const std::string& unit);
+
+class SliceWindow {
+ public:
+  explicit SliceWindow(const OpSpec& spec);  // checks which arguments go together
+  // The start and end of the window on each axis in `axes` (j-th value for axes[j]) of a sample
+  // whose extent on axis d is extents[d]. Ends may come before starts or outside the extent:
+  // callers check, each with its own rules.
+  void compute(const Workspace& ws, int64_t sample, const std::vector<int>& axes,
+               const std::vector<int64_t>& extents, std::vector<int64_t>& start,
+               std::vector<int64_t>& end) const;
+
+ private:
+  void check_count(const std::string& what, size_t got, size_t want, int64_t sample) const;
+  const OpSpec& spec_;
+  bool normalized_anchor_ = true, normalized_shape_ = true;
+  std::string start_arg_, end_arg_;  // the named arguments given, if any
+};
+
 // A per-sample scalar argument that must lie in [0, 1] (crop_pos_x, paste_x, ...).
 double unit_arg(const Workspace& ws, const std::string& name, int64_t sample, double fallback);
 

@@ -1,38 +1,17 @@
 // slice: a window given by start/end/shape arguments (absolute or relative) or by the anchor and
 // shape inputs, over chosen axes; the other axes are kept whole.
-#include <cmath>
 
 #include "ops/geometry/geometry_common.h"
 
 namespace stoker {
 namespace {
 
-const char* const kNamedStart[] = {"start", "rel_start"};
-const char* const kNamedEnd[] = {"end", "rel_end", "shape", "rel_shape"};
-
 class Slice : public geometry::SliceOperator {
  public:
-  explicit Slice(const OpSpec& spec) : SliceOperator(spec), policy_(geometry::out_of_bounds_policy(spec)) {
-    normalized_anchor_ = spec.get<bool>("normalized_anchor");
-    normalized_shape_ = spec.get<bool>("normalized_shape");
+  explicit Slice(const OpSpec& spec)
+      : SliceOperator(spec), policy_(geometry::out_of_bounds_policy(spec)), window_(spec_) {
     if (spec.has("dtype")) dtype_ = static_cast<DType>(spec.get<int64_t>("dtype"));
     fill_ = spec.get<std::vector<double>>("fill_values");
-    for (const char* a : kNamedStart)
-      if (given(a)) start_arg_ = start_arg_.empty() ? a : conflict(start_arg_, a);
-    for (const char* a : kNamedEnd)
-      if (given(a)) end_arg_ = end_arg_.empty() ? a : conflict(end_arg_, a);
-    bool named = !start_arg_.empty() || !end_arg_.empty();
-    if (spec.num_inputs == 2)
-      fail(ErrorKind::kTypeMismatch, spec.display_name() +
-                                         ": the anchor and shape inputs go together; give both, or "
-                                         "neither and use start/end/shape arguments.");
-    if (spec.num_inputs == 3 && named)
-      spec.arg_error(start_arg_.empty() ? end_arg_ : start_arg_,
-                     "cannot be combined with the anchor and shape inputs; use one or the other.");
-    if (spec.num_inputs == 1 && !named)
-      fail(ErrorKind::kInvalidArgument,
-           spec.display_name() + ": no slice given. Give start/rel_start with end/rel_end/shape/"
-                                 "rel_shape, or the anchor and shape inputs.");
     if (spec.has("axis_names")) {
       axis_names_ = spec.get<std::string>("axis_names");
     } else if (spec.has("axes")) {
@@ -56,53 +35,15 @@ class Slice : public geometry::SliceOperator {
     const int64_t n = static_cast<int64_t>(in.size());
     args_.assign(n, {});
     OutputDesc desc{out_type, layout, {}};
+    std::vector<int64_t> start, end;
     for (int64_t i = 0; i < n; ++i) {
       kernels::SliceArgs& a = args_[i];
       const Shape& shape = in.shape(i);
       a.in_shape = shape;
       a.anchor.assign(nd, 0);
       a.shape = shape;
-      if (spec_.num_inputs == 3) {
-        std::vector<double> an = geometry::sample_values(ws.input(1), i);
-        std::vector<double> sh = geometry::sample_values(ws.input(2), i);
-        check_count("anchor input", an.size(), naxes, i);
-        check_count("shape input", sh.size(), naxes, i);
-        for (int j = 0; j < naxes; ++j) {
-          int d = axes[j];
-          double e = static_cast<double>(shape[d]), av = an[j], sv = sh[j];
-          int64_t end;
-          if (normalized_anchor_ && normalized_shape_) {
-            end = std::llround((av + sv) * e);  // one rounding of the sum, as DALI
-            av *= e;
-          } else {
-            if (normalized_anchor_) av *= e;
-            if (normalized_shape_) sv *= e;
-            end = std::llround(av + sv);
-          }
-          set_axis(a, d, std::llround(av), end, i);
-        }
-      } else {
-        std::vector<double> st, en;
-        if (!start_arg_.empty()) {
-          st = ws.list_arg(start_arg_, i);
-          check_count("argument '" + start_arg_ + "'", st.size(), naxes, i);
-        }
-        if (!end_arg_.empty()) {
-          en = ws.list_arg(end_arg_, i);
-          check_count("argument '" + end_arg_ + "'", en.size(), naxes, i);
-        }
-        for (int j = 0; j < naxes; ++j) {
-          int d = axes[j];
-          double e = static_cast<double>(shape[d]);
-          double s = st.empty() ? 0.0 : start_arg_ == "rel_start" ? st[j] * e : st[j];
-          double f = e;
-          if (end_arg_ == "end") f = en[j];
-          else if (end_arg_ == "rel_end") f = en[j] * e;
-          else if (end_arg_ == "shape") f = s + en[j];
-          else if (end_arg_ == "rel_shape") f = s + en[j] * e;
-          set_axis(a, d, std::llround(s), std::llround(f), i);
-        }
-      }
+      window_.compute(ws, i, axes, shape, start, end);
+      for (int j = 0; j < naxes; ++j) set_axis(a, axes[j], start[j], end[j], i);
       geometry::apply_out_of_bounds(policy_, shape, a.anchor, a.shape, "the slice");
       geometry::check_fill_values(spec_, "fill_values", fill_, c_axis >= 0 ? shape[c_axis] : -1);
       a.channel_dim = c_axis;
@@ -114,19 +55,6 @@ class Slice : public geometry::SliceOperator {
 
 
  private:
-  bool given(const std::string& a) const { return spec_.has(a) || spec_.is_tensor_arg(a); }
-
-  std::string conflict(const std::string& a, const std::string& b) const {
-    spec_.arg_error(b, "cannot be given together with '" + a + "'; give one of them.");
-  }
-
-  void check_count(const std::string& what, size_t got, int want, int64_t i) const {
-    if (static_cast<int>(got) != want)
-      fail(ErrorKind::kInvalidArgument,
-           what + " has " + std::to_string(got) + " values for sample " + std::to_string(i) +
-               ", expected " + std::to_string(want) + " (one per sliced axis; see axes / axis_names).");
-  }
-
   void set_axis(kernels::SliceArgs& a, int d, int64_t start, int64_t end, int64_t i) const {
     if (end < start)
       fail(ErrorKind::kInvalidArgument,
@@ -166,10 +94,9 @@ class Slice : public geometry::SliceOperator {
   }
 
   geometry::OutOfBounds policy_;
-  bool normalized_anchor_ = true, normalized_shape_ = true;
+  geometry::SliceWindow window_;
   DType dtype_ = DType::kNone;
   std::vector<double> fill_;
-  std::string start_arg_, end_arg_;
   std::string axis_names_;
   std::vector<int64_t> axes_;
 };
@@ -190,24 +117,9 @@ STOKER_REGISTER_OP_NAMED(slice, "slice") {
                    "axis_names wins when both are given."})
       .arg({.name = "axis_names", .type = ArgType::kString, .optional = true,
             .doc = "Axes (layout letters) the slice values refer to, in order. Default 'WH'."})
-      .arg({.name = "normalized_anchor", .type = ArgType::kBool, .default_value = true,
-            .doc = "The anchor input is relative (0..1) to the extent, not in elements."})
-      .arg({.name = "normalized_shape", .type = ArgType::kBool, .default_value = true,
-            .doc = "The shape input is relative (0..1) to the extent, not in elements."})
-      .arg({.name = "start", .type = ArgType::kFloatList, .optional = true,
-            .doc = "Start of the slice per axis (absolute).", .tensor = true})
-      .arg({.name = "rel_start", .type = ArgType::kFloatList, .optional = true,
-            .doc = "Start of the slice per axis, relative to the extent.", .tensor = true})
-      .arg({.name = "end", .type = ArgType::kFloatList, .optional = true,
-            .doc = "End of the slice per axis (absolute, exclusive).", .tensor = true})
-      .arg({.name = "rel_end", .type = ArgType::kFloatList, .optional = true,
-            .doc = "End of the slice per axis, relative to the extent.", .tensor = true})
-      .arg({.name = "shape", .type = ArgType::kFloatList, .optional = true,
-            .doc = "Extent of the slice per axis (absolute).", .tensor = true})
-      .arg({.name = "rel_shape", .type = ArgType::kFloatList, .optional = true,
-            .doc = "Extent of the slice per axis, relative to the input's.", .tensor = true})
       .arg({.name = "dtype", .type = ArgType::kDType, .optional = true,
             .doc = "Output type: FLOAT, FLOAT16, UINT8 or INT8; default: the input's type."});
+  geometry::add_slice_args(schema, "input's", "elements");
   geometry::add_out_of_bounds_args(schema);
   schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Slice>(s); })
       STOKER_SLICE_GPU_BACKEND(Slice);

@@ -46,30 +46,9 @@ class ImageCropDecoder : public ImageDecoderBase {
 };
 
 // ---- decoders.image_slice: fn.slice's window over the H and W axes
-const char* const kNamedStart[] = {"start", "rel_start"};
-const char* const kNamedEnd[] = {"end", "rel_end", "shape", "rel_shape"};
-
 class ImageSliceDecoder : public ImageDecoderBase {
  public:
-  explicit ImageSliceDecoder(const OpSpec& spec) : ImageDecoderBase(spec) {
-    normalized_anchor_ = spec.get<bool>("normalized_anchor");
-    normalized_shape_ = spec.get<bool>("normalized_shape");
-    for (const char* a : kNamedStart)
-      if (given(a)) start_arg_ = start_arg_.empty() ? a : conflict(start_arg_, a);
-    for (const char* a : kNamedEnd)
-      if (given(a)) end_arg_ = end_arg_.empty() ? a : conflict(end_arg_, a);
-    const bool named = !start_arg_.empty() || !end_arg_.empty();
-    if (spec.num_inputs == 2)
-      fail(ErrorKind::kTypeMismatch, spec.display_name() +
-                                         ": the anchor and shape inputs go together; give both, or "
-                                         "neither and use start/end/shape arguments.");
-    if (spec.num_inputs == 3 && named)
-      spec.arg_error(start_arg_.empty() ? end_arg_ : start_arg_,
-                     "cannot be combined with the anchor and shape inputs; use one or the other.");
-    if (spec.num_inputs == 1 && !named)
-      fail(ErrorKind::kInvalidArgument,
-           spec.display_name() + ": no slice given. Give start/rel_start with end/rel_end/shape/"
-                                 "rel_shape, or the anchor and shape inputs.");
+  explicit ImageSliceDecoder(const OpSpec& spec) : ImageDecoderBase(spec), window_(spec_) {
     // The output is HWC: only H (0) and W (1) can be sliced. axis_names wins over axes, as in
     // DALI; the default is "WH".
     if (spec.has("axis_names") || !spec.has("axes")) {
@@ -100,50 +79,11 @@ class ImageSliceDecoder : public ImageDecoderBase {
   CropWindow2D window(Workspace& ws, int64_t i, int64_t height, int64_t width) override {
     const int64_t ext[2] = {height, width};
     int64_t lo[2] = {0, 0}, hi[2] = {height, width};
-    const int n = static_cast<int>(axes_.size());
-    if (spec_.num_inputs == 3) {
-      std::vector<double> an = geometry::sample_values(ws.input(1), i);
-      std::vector<double> sh = geometry::sample_values(ws.input(2), i);
-      check_count("anchor input", an.size(), n, i);
-      check_count("shape input", sh.size(), n, i);
-      for (int j = 0; j < n; ++j) {
-        const int d = axes_[j];
-        const double e = static_cast<double>(ext[d]);
-        double av = an[j], sv = sh[j];
-        int64_t end;
-        if (normalized_anchor_ && normalized_shape_) {
-          end = std::llround((av + sv) * e);  // one rounding of the sum, as DALI
-          av *= e;
-        } else {
-          if (normalized_anchor_) av *= e;
-          if (normalized_shape_) sv *= e;
-          end = std::llround(av + sv);
-        }
-        lo[d] = std::llround(av);
-        hi[d] = end;
-      }
-    } else {
-      std::vector<double> st, en;
-      if (!start_arg_.empty()) {
-        st = ws.list_arg(start_arg_, i);
-        check_count("argument '" + start_arg_ + "'", st.size(), n, i);
-      }
-      if (!end_arg_.empty()) {
-        en = ws.list_arg(end_arg_, i);
-        check_count("argument '" + end_arg_ + "'", en.size(), n, i);
-      }
-      for (int j = 0; j < n; ++j) {
-        const int d = axes_[j];
-        const double e = static_cast<double>(ext[d]);
-        const double s = st.empty() ? 0.0 : start_arg_ == "rel_start" ? st[j] * e : st[j];
-        double f = e;
-        if (end_arg_ == "end") f = en[j];
-        else if (end_arg_ == "rel_end") f = en[j] * e;
-        else if (end_arg_ == "shape") f = s + en[j];
-        else if (end_arg_ == "rel_shape") f = s + en[j] * e;
-        lo[d] = std::llround(s);
-        hi[d] = std::llround(f);
-      }
+    std::vector<int64_t> start, end;
+    window_.compute(ws, i, axes_, {height, width}, start, end);
+    for (size_t j = 0; j < axes_.size(); ++j) {
+      lo[axes_[j]] = start[j];
+      hi[axes_[j]] = end[j];
     }
     for (int d = 0; d < 2; ++d) {
       if (lo[d] < 0 || hi[d] > ext[d] || hi[d] <= lo[d])
@@ -159,19 +99,7 @@ class ImageSliceDecoder : public ImageDecoderBase {
   }
 
  private:
-  bool given(const std::string& a) const { return spec_.has(a) || spec_.is_tensor_arg(a); }
-  std::string conflict(const std::string& a, const std::string& b) const {
-    spec_.arg_error(b, "cannot be given together with '" + a + "'; give one of them.");
-  }
-  void check_count(const std::string& what, size_t got, int want, int64_t i) const {
-    if (static_cast<int>(got) != want)
-      fail(ErrorKind::kInvalidArgument,
-           what + " has " + std::to_string(got) + " values for sample " + std::to_string(i) +
-               ", expected " + std::to_string(want) + " (one per sliced axis; see axes / axis_names).");
-  }
-
-  bool normalized_anchor_ = true, normalized_shape_ = true;
-  std::string start_arg_, end_arg_;
+  geometry::SliceWindow window_;
   std::vector<int> axes_;
 };
 
@@ -225,23 +153,8 @@ STOKER_REGISTER_OP_NAMED(decoders_image_slice, "decoders.image_slice") {
             .doc = "Axes (indices: 0 = H, 1 = W) the slice values refer to, in order. Default "
                    "[1, 0]; axis_names wins when both are given."})
       .arg({.name = "axis_names", .type = ArgType::kString, .optional = true,
-            .doc = "Axes (layout letters H, W) the slice values refer to, in order. Default 'WH'."})
-      .arg({.name = "normalized_anchor", .type = ArgType::kBool, .default_value = true,
-            .doc = "The anchor input is relative (0..1) to the extent, not in pixels."})
-      .arg({.name = "normalized_shape", .type = ArgType::kBool, .default_value = true,
-            .doc = "The shape input is relative (0..1) to the extent, not in pixels."})
-      .arg({.name = "start", .type = ArgType::kFloatList, .optional = true,
-            .doc = "Start of the slice per axis (absolute).", .tensor = true})
-      .arg({.name = "rel_start", .type = ArgType::kFloatList, .optional = true,
-            .doc = "Start of the slice per axis, relative to the extent.", .tensor = true})
-      .arg({.name = "end", .type = ArgType::kFloatList, .optional = true,
-            .doc = "End of the slice per axis (absolute, exclusive).", .tensor = true})
-      .arg({.name = "rel_end", .type = ArgType::kFloatList, .optional = true,
-            .doc = "End of the slice per axis, relative to the extent.", .tensor = true})
-      .arg({.name = "shape", .type = ArgType::kFloatList, .optional = true,
-            .doc = "Extent of the slice per axis (absolute).", .tensor = true})
-      .arg({.name = "rel_shape", .type = ArgType::kFloatList, .optional = true,
-            .doc = "Extent of the slice per axis, relative to the image's.", .tensor = true});
+            .doc = "Axes (layout letters H, W) the slice values refer to, in order. Default 'WH'."});
+  geometry::add_slice_args(schema, "image's", "pixels");
   ImageDecoderBase::add_args(schema);
   schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ImageSliceDecoder>(s); })
       STOKER_MIXED_DECODER_BACKEND(ImageSliceDecoder);
