@@ -3,7 +3,6 @@
 #include <memory>
 
 #include "ops/io/reader_base.h"
-#include "readers/random_access_file.h"
 #include "readers/recordio.h"
 
 namespace stoker {
@@ -14,29 +13,14 @@ namespace rio = readers::recordio;
 class MXNetReader : public SampleReader {
  public:
   explicit MXNetReader(const OpSpec& spec) : SampleReader(spec) {
-    auto paths = spec.get<std::vector<std::string>>("path");
-    std::vector<std::string> index_paths;
-    if (spec.has("index_path")) index_paths = spec.get<std::vector<std::string>>("index_path");
-    if (paths.empty()) spec.arg_error("path", "is empty; give at least one .rec file");
-    if (!index_paths.empty() && index_paths.size() != paths.size())
-      spec.arg_error("index_path", "has " + std::to_string(index_paths.size()) + " entries for " +
-                                       std::to_string(paths.size()) + " files in 'path'; give "
-                                       "one .idx file per .rec file (or none: stoker then scans "
-                                       "the files)");
-    try {
-      for (size_t f = 0; f < paths.size(); ++f) {
-        files_.push_back(std::make_unique<readers::RandomAccessFile>(paths[f]));
-        auto recs = index_paths.empty()
-                        ? rio::scan_records(*files_.back())
-                        : rio::read_index(index_paths[f], paths[f], files_.back()->size());
-        for (const auto& r : recs) records_.push_back({static_cast<int>(f), r});
-      }
-    } catch (const Error& e) {
-      throw e.with_context(spec.display_name());
-    }
+    open_record_files(spec, "path", "index_path", ".rec file", files_,
+                      [&](int f, const readers::RandomAccessFile& file, const std::string& index) {
+      auto recs = index.empty() ? rio::scan_records(file) : rio::read_index(index, file.path(), file.size());
+      for (const auto& r : recs) records_.push_back({f, r});
+    });
     if (records_.empty())
       fail(ErrorKind::kInvalidArgument, spec.display_name() + ": the RecordIO files hold no "
-                                                              "records (first '" + paths[0] + "')");
+                                                              "records (first '" + files_[0]->path() + "')");
     init_order(static_cast<int64_t>(records_.size()));
   }
 
@@ -92,7 +76,7 @@ class MXNetReader : public SampleReader {
     int file;
     rio::RecordRef ref;
   };
-  std::vector<std::unique_ptr<readers::RandomAccessFile>> files_;
+  RecordFiles files_;
   std::vector<Record> records_;
 };
 

@@ -5,6 +5,7 @@
 // A reader derived from SampleReader lists its samples (N), calls init_order(N) in its
 // constructor, and in run_batch reads picks()[i].index for each position i.
 #pragma once
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -12,12 +13,24 @@
 #include <vector>
 
 #include "pipeline/operator.h"
+#include "readers/random_access_file.h"
 #include "readers/sample_order.h"
 
 namespace stoker {
 
 // Declares shard_id, num_shards, random_shuffle, ... (defined in file_reader.cc).
 void add_reader_args(OpSchema& schema);
+
+// The data files of a record reader (TFRecord, RecordIO, WebDataset tar) and their optional
+// index files: the list argument `path_arg`, and `index_arg` with none or one index per file.
+// Checks that they pair up, opens each file into `files` and calls list(number, file, index)
+// (index "" when there are none) to list its records; errors name the operator. `what` names
+// one data file in messages (".rec file", "TFRecord file", "archive").
+using RecordFiles = std::vector<std::unique_ptr<readers::RandomAccessFile>>;
+void open_record_files(
+    const OpSpec& spec, const char* path_arg, const char* index_arg, const std::string& what,
+    RecordFiles& files,
+    const std::function<void(int, const readers::RandomAccessFile&, const std::string&)>& list);
 
 class SampleReader : public Operator {
  public:

@@ -3,7 +3,6 @@
 #include <memory>
 
 #include "ops/io/reader_base.h"
-#include "readers/random_access_file.h"
 #include "readers/tfrecord.h"
 
 namespace stoker {
@@ -29,15 +28,6 @@ size_t output_ndim(const tfr::FeatureSpec& s) {
 class TFRecordReader : public SampleReader {
  public:
   explicit TFRecordReader(const OpSpec& spec) : SampleReader(spec) {
-    auto paths = spec.get<std::vector<std::string>>("path");
-    std::vector<std::string> index_paths;
-    if (spec.has("index_path")) index_paths = spec.get<std::vector<std::string>>("index_path");
-    if (paths.empty()) spec.arg_error("path", "is empty; give at least one TFRecord file");
-    if (!index_paths.empty() && index_paths.size() != paths.size())
-      spec.arg_error("index_path", "has " + std::to_string(index_paths.size()) + " entries for " +
-                                       std::to_string(paths.size()) + " files in 'path'; give "
-                                       "one index file per TFRecord file (or none: stoker then "
-                                       "scans the files)");
     auto names = spec.get<std::vector<std::string>>("feature_names");
     auto encoded = spec.get<std::vector<std::string>>("features");
     if (names.size() != encoded.size())
@@ -63,22 +53,15 @@ class TFRecordReader : public SampleReader {
     for (const auto& s : specs_)
       slot_.push_back(std::lower_bound(wanted_.begin(), wanted_.end(), s.name) - wanted_.begin());
 
-    try {
-      for (size_t f = 0; f < paths.size(); ++f) {
-        files_.push_back(std::make_unique<readers::RandomAccessFile>(paths[f]));
-        std::vector<tfr::RecordRef> recs =
-            index_paths.empty()
-                ? tfr::scan_records(*files_.back())
-                : tfr::read_index(index_paths[f], paths[f], files_.back()->size());
-        for (const auto& r : recs) records_.push_back({static_cast<int>(f), r});
-      }
-    } catch (const Error& e) {
-      throw e.with_context(spec.display_name());
-    }
+    open_record_files(spec, "path", "index_path", "TFRecord file", files_,
+                      [&](int f, const readers::RandomAccessFile& file, const std::string& index) {
+      auto recs = index.empty() ? tfr::scan_records(file) : tfr::read_index(index, file.path(), file.size());
+      for (const auto& r : recs) records_.push_back({f, r});
+    });
     if (records_.empty())
       fail(ErrorKind::kInvalidArgument,
            spec.display_name() + ": the TFRecord files hold no records (" +
-               std::to_string(paths.size()) + " file(s), first '" + paths[0] + "')");
+               std::to_string(files_.size()) + " file(s), first '" + files_[0]->path() + "')");
     init_order(static_cast<int64_t>(records_.size()));
   }
 
@@ -140,7 +123,7 @@ class TFRecordReader : public SampleReader {
     int file;
     tfr::RecordRef ref;
   };
-  std::vector<std::unique_ptr<readers::RandomAccessFile>> files_;
+  RecordFiles files_;
   std::vector<Record> records_;
   std::vector<tfr::FeatureSpec> specs_;
   std::vector<std::string> wanted_;  // feature names, sorted

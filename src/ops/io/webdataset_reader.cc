@@ -5,7 +5,6 @@
 #include <set>
 
 #include "ops/io/reader_base.h"
-#include "readers/random_access_file.h"
 #include "readers/tar.h"
 #include "readers/webdataset.h"
 
@@ -24,14 +23,6 @@ std::string lower(std::string s) {
 class WebdatasetReader : public SampleReader {
  public:
   explicit WebdatasetReader(const OpSpec& spec) : SampleReader(spec) {
-    auto paths = spec.get<std::vector<std::string>>("paths");
-    std::vector<std::string> index_paths;
-    if (spec.has("index_paths")) index_paths = spec.get<std::vector<std::string>>("index_paths");
-    if (paths.empty()) spec.arg_error("paths", "is empty; give at least one tar file");
-    if (!index_paths.empty() && index_paths.size() != paths.size())
-      spec.arg_error("index_paths", "has " + std::to_string(index_paths.size()) + " entries for " +
-                                        std::to_string(paths.size()) + " archives in 'paths'; "
-                                        "give one index file per archive, or none");
     const bool case_sensitive = spec.get<bool>("case_sensitive_extensions");
     auto ext = spec.get<std::vector<std::string>>("ext");
     if (ext.empty()) spec.arg_error("ext", "is empty; give one extension set per output");
@@ -76,22 +67,16 @@ class WebdatasetReader : public SampleReader {
       spec.arg_error("missing_component_behavior",
                      "must be 'empty' (the default), 'skip' or 'error', got '" + mcb + "'");
 
-    try {
-      for (size_t f = 0; f < paths.size(); ++f) {
-        files_.push_back(std::make_unique<readers::RandomAccessFile>(paths[f]));
-        std::vector<wds::Sample> samples =
-            index_paths.empty()
-                ? wds::samples_from_entries(readers::tar::list_entries(*files_.back()))
-                : wds::read_index(index_paths[f], paths[f], files_.back()->size());
-        for (wds::Sample& s : samples) add_sample(static_cast<int>(f), s, missing,
-                                                  index_paths.empty() ? "" : index_paths[f]);
-      }
-    } catch (const Error& e) {
-      throw e.with_context(spec.display_name());
-    }
+    open_record_files(spec, "paths", "index_paths", "archive", files_,
+                      [&](int f, const readers::RandomAccessFile& file, const std::string& index) {
+      std::vector<wds::Sample> samples =
+          index.empty() ? wds::samples_from_entries(readers::tar::list_entries(file))
+                        : wds::read_index(index, file.path(), file.size());
+      for (wds::Sample& s : samples) add_sample(f, s, missing, index);
+    });
     if (samples_.empty())
       fail(ErrorKind::kInvalidArgument,
-           spec.display_name() + ": no samples to read: the archives (first '" + paths[0] +
+           spec.display_name() + ": no samples to read: the archives (first '" + files_[0]->path() +
                "') have no sample" + (missing == MissingComponent::kSkip
                                           ? " with a component for every output (ext)" : "") +
                "; check ext and the archives' file names");
@@ -201,7 +186,7 @@ class WebdatasetReader : public SampleReader {
     return w;
   }
 
-  std::vector<std::unique_ptr<readers::RandomAccessFile>> files_;
+  RecordFiles files_;
   std::vector<std::set<std::string>> ext_sets_;
   std::vector<DType> dtypes_;
   std::vector<Picked> samples_;
