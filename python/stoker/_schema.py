@@ -164,13 +164,25 @@ def make_fn(op_name):
     return op
 
 
+# DALI's `experimental` names of operators that have since moved to the main namespace: DALI
+# keeps them as deprecated aliases, and pipelines written for DALI 1.2x use them.
+EXPERIMENTAL_ALIASES = {
+    "experimental.decoders.image": "decoders.image",
+    "experimental.decoders.image_crop": "decoders.image_crop",
+    "experimental.decoders.image_slice": "decoders.image_slice",
+    "experimental.decoders.image_random_crop": "decoders.image_random_crop",
+    "experimental.peek_image_shape": "peek_image_shape",
+}
+
+
 def build_namespace(module_name, factory):
-    """A module tree ('fn', 'fn.readers', ...) with one entry per schema."""
+    """A module tree ('fn', 'fn.readers', ...) with one entry per schema, and DALI's
+    experimental aliases."""
     root = {}
-    for op_name in SCHEMAS:
-        if op_name.startswith("_"):  # internal operators (what DataNode.gpu() inserts)
-            continue
-        parts = op_name.split(".")
+    names = [(n, n) for n in SCHEMAS if not n.startswith("_")]  # "_": internal operators
+    names += [(a, t) for a, t in EXPERIMENTAL_ALIASES.items() if t in SCHEMAS]
+    for path, op_name in names:
+        parts = path.split(".")
         node = root
         for p in parts[:-1]:
             node = node.setdefault(p, {})

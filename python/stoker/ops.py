@@ -13,7 +13,7 @@ Pipeline subclass's ``__init__``, call them on DataNodes in ``define_graph``.
 """
 import sys
 
-from ._schema import SCHEMAS, _camel, make_docstring, record_op
+from ._schema import EXPERIMENTAL_ALIASES, SCHEMAS, _camel, make_docstring, record_op
 
 
 def _make_class(op_name, cls_name, default_device=None):
@@ -38,10 +38,11 @@ def _install():
     import types as pytypes
     this = sys.modules[__name__]
     names = []
-    for op_name, schema in SCHEMAS.items():
-        if op_name.startswith("_"):
-            continue
-        parts = op_name.split(".")
+    entries = [(n, n) for n in SCHEMAS if not n.startswith("_")]  # "_": internal operators
+    entries += [(a, t) for a, t in EXPERIMENTAL_ALIASES.items() if t in SCHEMAS]
+    for path, op_name in entries:
+        schema = SCHEMAS[op_name]
+        parts = path.split(".")
         target = this
         prefix = __name__
         for p in parts[:-1]:

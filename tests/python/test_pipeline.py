@@ -202,6 +202,38 @@ def test_legacy_ops_api_gives_the_same_results_as_fn(jpeg_dir):
     assert batches_bytes(legacy, 3) == batches_bytes(new, 3)
 
 
+def test_dalis_experimental_aliases_are_the_main_operators(jpeg_dir):
+    """fn.experimental.decoders.* and peek_image_shape (DALI 1.2x names, kept by DALI as
+    deprecated aliases) run the main operators: the same batches."""
+    def make(exp):
+        ns = fn.experimental if exp else fn
+
+        @pipeline_def(batch_size=4, num_threads=2, device_id=None, seed=3)
+        def pipe():
+            jpegs, _ = fn.readers.file(file_root=str(jpeg_dir), random_shuffle=True, seed=1)
+            return (ns.decoders.image(jpegs), ns.decoders.image_crop(jpegs, crop=(32, 48)),
+                    ns.decoders.image_random_crop(jpegs), ns.peek_image_shape(jpegs),
+                    ns.decoders.image_slice(jpegs, rel_start=(0.25, 0.5), rel_shape=(0.5, 0.5)))
+        return pipe()
+
+    assert batches_bytes(make(True), 2) == batches_bytes(make(False), 2)
+
+    class Legacy(Pipeline):
+        def __init__(self):
+            super().__init__(batch_size=2, num_threads=1, device_id=None, seed=3)
+            self.input = ops.readers.File(file_root=str(jpeg_dir))
+            self.decode = ops.experimental.decoders.Image()
+            self.peek = ops.experimental.PeekImageShape()
+
+        def define_graph(self):
+            jpegs, _ = self.input()
+            return self.decode(jpegs), self.peek(jpegs)
+
+    images, shapes = Legacy().run()
+    assert [list(images.at(i).shape) for i in range(2)] == \
+        [list(shapes.at(i)) for i in range(2)]
+
+
 def test_memory_stats_and_release():
     @pipeline_def(batch_size=4, num_threads=1, device_id=None, seed=1)
     def pipe():
