@@ -14,9 +14,7 @@ namespace {
 
 class Erase : public Operator {
  public:
-  explicit Erase(const OpSpec& spec) : Operator(spec) {
-    if (spec.has("axis_names")) axis_names_ = spec.get<std::string>("axis_names");
-    if (spec.has("axes")) axes_ = spec.get<std::vector<int64_t>>("axes");
+  explicit Erase(const OpSpec& spec) : Operator(spec), axes_(spec_, /*exclusive=*/false) {
     bool normalized = spec.get<bool>("normalized");
     bool na = spec.get<bool>("normalized_anchor"), ns = spec.get<bool>("normalized_shape");
     if (normalized && (na || ns))
@@ -125,32 +123,15 @@ class Erase : public Operator {
   }
 
   std::vector<int> resolve_axes(const std::string& layout, int nd) const {
+    if (axes_.given()) return axes_.resolve(layout, nd);
+    // DALI: without axes or axis_names, every axis but the channels is given.
     std::vector<int> axes;
-    if (!axis_names_.empty()) {
-      for (char c : axis_names_) {
-        int d = geometry::axis_index(layout, c);
-        if (d < 0)
-          spec_.arg_error("axis_names", "names axis '" + std::string(1, c) + "', which the input layout " +
-                                            geometry::layout_repr(layout) + " does not have.");
-        axes.push_back(d);
-      }
-    } else if (!axes_.empty()) {
-      for (int64_t x : axes_) {
-        if (x < -nd || x >= nd)
-          spec_.arg_error("axes", "has axis " + std::to_string(x) + ", out of range for " +
-                                      std::to_string(nd) + "-dimensional input.");
-        axes.push_back(static_cast<int>(x < 0 ? x + nd : x));
-      }
-    } else {
-      // DALI: without axes or axis_names, every axis but the channels is given.
-      for (int d = 0; d < nd; ++d)
-        if (d >= static_cast<int>(layout.size()) || layout[d] != 'C') axes.push_back(d);
-    }
+    for (int d = 0; d < nd; ++d)
+      if (d >= static_cast<int>(layout.size()) || layout[d] != 'C') axes.push_back(d);
     return axes;
   }
 
-  std::string axis_names_;
-  std::vector<int64_t> axes_;
+  geometry::AxisArgs axes_;
   bool normalized_anchor_ = false, normalized_shape_ = false, centered_ = false;
   std::vector<double> fill_;
   int channel_dim_ = -1;

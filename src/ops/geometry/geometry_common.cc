@@ -127,6 +127,35 @@ CropWindow::CropWindow(const OpSpec& spec) : spec_(spec) {
   truncate_ = spec.get<std::string>("rounding") == "truncate";
 }
 
+AxisArgs::AxisArgs(const OpSpec& spec, bool exclusive) : spec_(spec) {
+  if (spec.has("axis_names")) names_ = spec.get<std::string>("axis_names");
+  if (spec.has("axes")) axes_ = spec.get<std::vector<int64_t>>("axes");
+  if (exclusive && !names_.empty() && !axes_.empty())
+    spec.arg_error("axis_names", "cannot be given together with 'axes'; use one of them.");
+}
+
+std::vector<int> AxisArgs::resolve(const std::string& layout, int nd) const {
+  std::vector<int> axes;
+  if (!names_.empty()) {
+    for (char c : names_) {
+      int d = axis_index(layout, c);
+      if (d < 0)
+        spec_.arg_error("axis_names", "names axis '" + std::string(1, c) +
+                                          "', which the input layout " + layout_repr(layout) +
+                                          " does not have.");
+      axes.push_back(d);
+    }
+    return axes;
+  }
+  for (int64_t x : axes_) {
+    if (x < -nd || x >= nd)
+      spec_.arg_error("axes", "has axis " + std::to_string(x) + ", out of range for " +
+                                  std::to_string(nd) + "-dimensional input.");
+    axes.push_back(static_cast<int>(x < 0 ? x + nd : x));
+  }
+  return axes;
+}
+
 void add_slice_args(OpSchema& s, const std::string& extent, const std::string& unit) {
   s.arg({.name = "normalized_anchor", .type = ArgType::kBool, .default_value = true,
          .doc = "The anchor input is relative (0..1) to the extent, not in " + unit + "."});

@@ -50,6 +50,23 @@ class CropWindow {
   bool has_crop_ = false, has_hw_ = false, has_d_ = false, truncate_ = false;
 };
 
+// ---- axes / axis_names, as DALI's geometry operators take them: layout letters, or indices
+// (negative ones count from the end); the names win when both are given.
+class AxisArgs {
+ public:
+  // `exclusive`: giving both is an error (pad, normalize) rather than the names winning.
+  AxisArgs(const OpSpec& spec, bool exclusive);
+  bool given() const { return !names_.empty() || !axes_.empty(); }
+  // The axes for data of this layout and dimensionality; empty when neither argument was given
+  // (each operator has its own default). Errors name the argument and the layout.
+  std::vector<int> resolve(const std::string& layout, int nd) const;
+
+ private:
+  const OpSpec& spec_;
+  std::string names_;
+  std::vector<int64_t> axes_;
+};
+
 // ---- the slice window of slice and decoders.image_slice: start/rel_start with end/rel_end/
 // shape/rel_shape, or the anchor and shape inputs (normalized_anchor, normalized_shape)
 // `extent` names what the relative values are relative to ("input's", "image's"), `unit` what

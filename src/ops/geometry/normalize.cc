@@ -13,7 +13,7 @@ namespace {
 
 class Normalize : public Operator {
  public:
-  explicit Normalize(const OpSpec& spec) : Operator(spec) {
+  explicit Normalize(const OpSpec& spec) : Operator(spec), axes_(spec_, /*exclusive=*/true) {
     batch_ = spec.get<bool>("batch");
     ddof_ = spec.get<int64_t>("ddof");
     epsilon_ = spec.get<double>("epsilon");
@@ -21,10 +21,6 @@ class Normalize : public Operator {
     shift_ = spec.get<double>("shift");
     dtype_ = static_cast<DType>(spec.get<int64_t>("dtype"));
     if (dtype_ == DType::kBool) spec.arg_error("dtype", "must be a numeric type, got bool.");
-    if (spec.has("axis_names")) axis_names_ = spec.get<std::string>("axis_names");
-    if (spec.has("axes")) axes_ = spec.get<std::vector<int64_t>>("axes");
-    if (!axis_names_.empty() && !axes_.empty())
-      spec.arg_error("axis_names", "cannot be given together with 'axes'; use one of them.");
     has_mean_ = spec.has("mean") || spec.is_tensor_arg("mean");
     has_std_ = spec.has("stddev") || spec.is_tensor_arg("stddev");
   }
@@ -133,23 +129,8 @@ class Normalize : public Operator {
     const int nd = in.ndim();
     const std::string& layout = in.layout();
     std::vector<bool> r(nd, false);
-    if (!axis_names_.empty()) {
-      for (char c : axis_names_) {
-        int d = geometry::axis_index(layout, c);
-        if (d < 0)
-          spec_.arg_error("axis_names", "names axis '" + std::string(1, c) + "', which the input layout " +
-                                            geometry::layout_repr(layout) + " does not have.");
-        r[d] = true;
-      }
-      return r;
-    }
-    if (!axes_.empty()) {
-      for (int64_t a : axes_) {
-        if (a < -nd || a >= nd)
-          spec_.arg_error("axes", "has axis " + std::to_string(a) + ", out of range for " +
-                                      std::to_string(nd) + "-dimensional input.");
-        r[a < 0 ? a + nd : a] = true;
-      }
+    if (axes_.given()) {
+      for (int d : axes_.resolve(layout, nd)) r[d] = true;
       return r;
     }
     // DALI: without axes, a tensor mean or stddev tells the reduced axes by its 1s; otherwise
@@ -281,8 +262,7 @@ class Normalize : public Operator {
   int64_t ddof_ = 0;
   double epsilon_ = 0, scale_ = 1, shift_ = 0;
   DType dtype_ = DType::kFloat32;
-  std::string axis_names_;
-  std::vector<int64_t> axes_;
+  geometry::AxisArgs axes_;
   std::vector<bool> reduce_;
   std::vector<Stats> stats_;
   std::vector<bool> ready_;

@@ -7,11 +7,7 @@ namespace {
 
 class Pad : public geometry::SliceOperator {
  public:
-  explicit Pad(const OpSpec& spec) : SliceOperator(spec) {
-    if (spec.has("axis_names")) axis_names_ = spec.get<std::string>("axis_names");
-    if (spec.has("axes")) axes_ = spec.get<std::vector<int64_t>>("axes");
-    if (!axis_names_.empty() && !axes_.empty())
-      spec.arg_error("axis_names", "cannot be given together with 'axes'; use one of them.");
+  explicit Pad(const OpSpec& spec) : SliceOperator(spec), axes_(spec_, /*exclusive=*/true) {
     align_ = spec.get<std::vector<int64_t>>("align");
     for (int64_t a : align_)
       if (a <= 0) spec.arg_error("align", "must be positive, got " + to_string(Shape(align_)) + ".");
@@ -61,30 +57,14 @@ class Pad : public geometry::SliceOperator {
 
  private:
   std::vector<int> resolve_axes(const std::string& layout, int nd) const {
-    std::vector<int> axes;
-    if (!axis_names_.empty()) {
-      for (char c : axis_names_) {
-        int d = geometry::axis_index(layout, c);
-        if (d < 0)
-          spec_.arg_error("axis_names", "names axis '" + std::string(1, c) + "', which the input layout " +
-                                            geometry::layout_repr(layout) + " does not have.");
-        axes.push_back(d);
-      }
-    } else if (!axes_.empty()) {
-      for (int64_t x : axes_) {
-        if (x < -nd || x >= nd)
-          spec_.arg_error("axes", "has axis " + std::to_string(x) + ", out of range for " +
-                                      std::to_string(nd) + "-dimensional input.");
-        axes.push_back(static_cast<int>(x < 0 ? x + nd : x));
-      }
-    } else {
-      for (int d = 0; d < nd; ++d) axes.push_back(d);
-    }
-    return axes;
+    if (axes_.given()) return axes_.resolve(layout, nd);
+    std::vector<int> all(nd);
+    for (int d = 0; d < nd; ++d) all[d] = d;
+    return all;
   }
 
-  std::string axis_names_;
-  std::vector<int64_t> axes_, align_;
+  geometry::AxisArgs axes_;
+  std::vector<int64_t> align_;
 };
 
 }  // namespace

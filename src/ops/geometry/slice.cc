@@ -9,14 +9,10 @@ namespace {
 class Slice : public geometry::SliceOperator {
  public:
   explicit Slice(const OpSpec& spec)
-      : SliceOperator(spec), policy_(geometry::out_of_bounds_policy(spec)), window_(spec_) {
+      : SliceOperator(spec), policy_(geometry::out_of_bounds_policy(spec)), window_(spec_),
+        axes_(spec_, /*exclusive=*/false) {
     if (spec.has("dtype")) dtype_ = static_cast<DType>(spec.get<int64_t>("dtype"));
     fill_ = spec.get<std::vector<double>>("fill_values");
-    if (spec.has("axis_names")) {
-      axis_names_ = spec.get<std::string>("axis_names");
-    } else if (spec.has("axes")) {
-      axes_ = spec.get<std::vector<int64_t>>("axes");
-    }
   }
 
   bool setup_reads_input_data() const override { return spec_.num_inputs == 3; }
@@ -66,39 +62,19 @@ class Slice : public geometry::SliceOperator {
   }
 
   std::vector<int> resolve_axes(const std::string& layout, int nd) const {
-    std::vector<int> axes;
-    std::string names = axis_names_;
-    if (names.empty() && axes_.empty()) {
-      // DALI's defaults: axis_names "WH"; data without H and W falls back to axes [1, 0].
-      if (geometry::axis_index(layout, 'W') >= 0 && geometry::axis_index(layout, 'H') >= 0) names = "WH";
-      else if (nd >= 2) return {1, 0};
-      else return {0};
-    }
-    if (!names.empty()) {
-      for (char c : names) {
-        int d = geometry::axis_index(layout, c);
-        if (d < 0)
-          spec_.arg_error("axis_names", "names axis '" + std::string(1, c) + "', which the input layout " +
-                                            geometry::layout_repr(layout) + " does not have.");
-        axes.push_back(d);
-      }
-      return axes;
-    }
-    for (int64_t x : axes_) {
-      if (x < -nd || x >= nd)
-        spec_.arg_error("axes", "has axis " + std::to_string(x) + ", out of range for " +
-                                    std::to_string(nd) + "-dimensional input.");
-      axes.push_back(static_cast<int>(x < 0 ? x + nd : x));
-    }
-    return axes;
+    if (axes_.given()) return axes_.resolve(layout, nd);
+    // DALI's defaults: axis_names "WH"; data without H and W falls back to axes [1, 0].
+    const int h = geometry::axis_index(layout, 'H'), w = geometry::axis_index(layout, 'W');
+    if (h >= 0 && w >= 0) return {w, h};
+    if (nd >= 2) return {1, 0};
+    return {0};
   }
 
   geometry::OutOfBounds policy_;
   geometry::SliceWindow window_;
   DType dtype_ = DType::kNone;
   std::vector<double> fill_;
-  std::string axis_names_;
-  std::vector<int64_t> axes_;
+  geometry::AxisArgs axes_;
 };
 
 }  // namespace
