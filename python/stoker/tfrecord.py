@@ -215,6 +215,15 @@ def _masked_crc32c(data):
     return (((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF
 
 
+def record_frame(payload):
+    """One TFRecord record as tf.io.TFRecordWriter writes it: the length (8 bytes, little
+    endian), its masked CRC-32C, the payload, the payload's masked CRC-32C. Concatenated frames
+    make a TFRecord file (for tests and small tools; TensorFlow is not needed)."""
+    head = struct.pack("<Q", len(payload))
+    return (head + struct.pack("<I", _masked_crc32c(head)) + bytes(payload) +
+            struct.pack("<I", _masked_crc32c(payload)))
+
+
 def make_index(tfrecord_path, index_path):
     """Writes DALI's index of a TFRecord file: one '<offset> <size>' line per record (size with
     the 16 bytes of framing). Checks each record's length CRC; returns the number of records."""

@@ -53,6 +53,24 @@ def pytest_runtest_call(item):
             faulthandler.cancel_dump_traceback_later()
 
 
+@pytest.fixture
+def capture_runs():
+    """capture_runs(p) -> list: from now on every batch p.run() returns is also appended to
+    the list, so a test can compare what an iterator hands out with the pipeline's buffers."""
+    def spy_on(p):
+        captured = []
+        run = p.run
+
+        def spy():
+            outs = run()
+            captured.append(outs)
+            return outs
+
+        p.run = spy
+        return captured
+    return spy_on
+
+
 @pytest.fixture(scope="session")
 def testdata():
     if not TESTDATA.is_dir():

@@ -16,25 +16,6 @@ if not hasattr(stoker._schema, "_adapter"):  # the Python call adapters (as the 
 from test_bad_data import peak_rss_growth  # noqa: E402
 
 
-def _crc32c(data):
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-    return crc ^ 0xFFFFFFFF
-
-
-def _masked(data):
-    c = _crc32c(data)
-    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def _tf_record(payload):
-    head = struct.pack("<Q", len(payload))
-    return head + struct.pack("<I", _masked(head)) + payload + struct.pack("<I", _masked(payload))
-
-
 def _example_with_label(v):
     value = b"\x1a" + bytes([2]) + b"\x08" + bytes([v])         # Feature{int64_list{value: v}}
     entry = b"\x0a\x05label" + b"\x12" + bytes([len(value)]) + value
@@ -55,7 +36,7 @@ def test_tfrecord_header_near_the_end_claiming_2_to_the_63_bytes(tmp_path):
     2^63 became a negative record size (an internal error)."""
     head = struct.pack("<Q", 1 << 63)
     path = tmp_path / "lying.tfrecord"
-    path.write_bytes(_tf_record(_example_with_label(3)) + head + struct.pack("<I", _masked(head)))
+    path.write_bytes(tfrec.record_frame(_example_with_label(3)) + head + struct.pack("<I", tfrec._masked_crc32c(head)))
     p = _pipe(fn.readers.tfrecord, path=[str(path)],
               features={"label": tfrec.FixedLenFeature([1], tfrec.int64, -1)})
     with pytest.raises(stoker.DecodeError, match=r"lying.tfrecord' record at offset \d+ is truncated: "
@@ -66,7 +47,7 @@ def test_tfrecord_header_near_the_end_claiming_2_to_the_63_bytes(tmp_path):
 
 def test_tfrecord_index_whose_offset_plus_size_overflows(tmp_path):
     data = tmp_path / "one.tfrecord"
-    data.write_bytes(_tf_record(_example_with_label(3)))
+    data.write_bytes(tfrec.record_frame(_example_with_label(3)))
     idx = tmp_path / "one.idx"
     idx.write_text("9223372036854775807 16\n")
     p = _pipe(fn.readers.tfrecord, path=[str(data)], index_path=[str(idx)],

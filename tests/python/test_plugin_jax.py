@@ -71,22 +71,14 @@ def test_last_batch_policy(seven, policy, padded, expected):
     assert DALIGenericIterator is StokerJaxIterator
 
 
-def test_arrays_are_the_pipelines_buffers():
+def test_arrays_are_the_pipelines_buffers(capture_runs):
     @pipeline_def(batch_size=4, num_threads=1, device_id=None, seed=3)
     def pipe():
         return fn.random.uniform(range=(0, 1), shape=(3, 5)), fn.random.coin_flip(
             shape=(6,), dtype=types.BOOL)
 
     p = pipe()
-    captured = []
-    run = p.run
-
-    def spy():
-        outs = run()
-        captured.append(outs)
-        return outs
-
-    p.run = spy
+    captured = capture_runs(p)
     it = StokerJaxIterator(p, ["x", "flips"])
     for _ in range(3):
         out = next(it)
@@ -211,17 +203,9 @@ def assert_close_images(got, want):
 
 
 @pytest.mark.parametrize("how", ["mixed", "moved"])
-def test_gpu_outputs_are_the_pipelines_buffers(jpeg_dir, jax_gpu, how):
+def test_gpu_outputs_are_the_pipelines_buffers(jpeg_dir, jax_gpu, how, capture_runs):
     p = gpu_image_pipe(jpeg_dir, how)
-    captured = []
-    run = p.run
-
-    def spy():
-        outs = run()
-        captured.append(outs)
-        return outs
-
-    p.run = spy
+    captured = capture_runs(p)
     it = StokerJaxIterator(p, ["images", "labels"], reader_name="Reader")
     held = []
     for _ in range(4):

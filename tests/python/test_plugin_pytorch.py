@@ -424,25 +424,17 @@ def test_outputs_are_zero_copy_and_stay_valid(seven):
     assert torch.equal(out, keep)
 
 
-def test_iterator_tensor_shares_the_pipelines_buffer():
+def test_iterator_tensor_shares_the_pipelines_buffer(capture_runs):
     @pipeline_def(batch_size=3, num_threads=1, device_id=None, seed=3)
     def pipe():
         return fn.random.uniform(range=(0, 1), shape=(8,))
 
-    captured = []
     p = pipe()
-    run = p.run
-
-    def spy():
-        outs = run()
-        captured.append(outs[0])
-        return outs
-
-    p.run = spy
+    captured = capture_runs(p)
     it = StokerGenericIterator(p, ["x"])
     for _ in range(3):
         t = next(it)[0]["x"]
-        assert t.data_ptr() == captured[-1].as_array().ctypes.data
+        assert t.data_ptr() == captured[-1][0].as_array().ctypes.data
 
 
 def test_ragged_outputs_are_lists_of_tensors(seven):
@@ -545,7 +537,7 @@ def test_training_a_small_cnn_lowers_the_loss(jpeg_dir):
     assert losses[-1] < 0.8 * losses[0], losses
 
 
-def test_two_gpus_one_shard_each(jpeg_files):
+def test_two_gpus_one_shard_each(jpeg_files, capture_runs):
     """One iterator over two pipelines, one per GPU and shard: each output lives on its own
     pipeline's GPU without a copy, and the two shards cover every sample of an epoch once.
     Runs on a machine with two GPUs; skips elsewhere."""
@@ -565,16 +557,7 @@ def test_two_gpus_one_shard_each(jpeg_files):
             images = fn.resize(images, size=[32, 32])
             return images, labels.gpu()
         p = pipe()
-        captured = []
-        run = p.run
-
-        def spy():
-            outs = run()
-            captured.append(outs)
-            return outs
-
-        p.run = spy
-        return p, captured
+        return p, capture_runs(p)
 
     (p0, cap0), (p1, cap1) = make(0), make(1)
     it = StokerGenericIterator([p0, p1], ["data", "label"], reader_name="Reader",

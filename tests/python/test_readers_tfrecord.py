@@ -305,6 +305,14 @@ def record_offsets(path):
     return offs
 
 
+def test_record_frame_writes_what_tensorflow_writes(tf_data):
+    _, parts, _ = tf_data
+    data = open(parts[0], "rb").read()
+    rebuilt = b"".join(tfrec.record_frame(data[off + 12:off + 12 + n])
+                       for off, n in record_offsets(parts[0]))
+    assert rebuilt == data
+
+
 def test_corrupt_data_crc_names_file_and_offset(tf_data, tmp_path):
     _, parts, _ = tf_data
     data = bytearray(open(parts[1], "rb").read())
