@@ -18,7 +18,8 @@ summary=()
 export STOKER_TESTDATA=${STOKER_TESTDATA:-$PWD/.gpu_deps/testdata}
 # A test still running after this long is taken for hung: its stacks go to the log and the run
 # ends. Python's stacks by default; with STOKER_GPU_STACKDUMP=1, every thread's native stack
-# (scripts/debug/stackdump.c preloaded into the pytest step; not yet tried there with CUDA).
+# (scripts/debug/stackdump.c preloaded into the pytest step; scripts/debug/hang_hunt.sh runs
+# several pipelines at once under it).
 export STOKER_HANG_DUMP_S=${STOKER_HANG_DUMP_S:-180}
 step() {  # step NAME COMMAND...: runs it, logs it, records pass/fail
   local name=$1; shift
@@ -42,9 +43,7 @@ rm -rf build/gpu/python && mkdir -p build/gpu/python && cp -r python/stoker buil
   && cp build/gpu/_C*.so build/gpu/python/stoker/
 step gtest_cuda build/gpu/stoker_tests --gtest_filter='Cuda*:Nvjpeg*'
 GPU_PYTEST="tests/python/test_gpu_transfer.py tests/python/test_gpu_geometry.py tests/python/test_gpu_decoder.py"
-# test_gpu_pipeline.py (exec_separated=True) is left out: it hangs now and then on the H100 (see
-# the executor's notes); run it with STOKER_GPU_PYTEST=tests/python/test_gpu_pipeline.py.
-GPU_PYTEST="$GPU_PYTEST tests/python/test_gpu_ops.py"
+GPU_PYTEST="$GPU_PYTEST tests/python/test_gpu_ops.py tests/python/test_gpu_pipeline.py"
 step pytest_gpu env PYTHONPATH="$PWD/build/gpu/python" LD_PRELOAD="$STACKDUMP" \
   python3 -m pytest -q -p no:cacheprovider --capture=sys \
   $GPU_PYTEST tests/python/test_plugin_pytorch.py tests/python/test_plugin_jax.py \

@@ -156,10 +156,10 @@ class Pipeline:
     replaces the pipeline's. A checkpoint from another pipeline (other readers or arguments,
     batch size, data set size) raises ValueError naming what differs.
 
-    ``exec_separated=True`` runs the stages on threads of their own: the CPU operators (readers)
-    of the next batch run while the mixed and GPU operators work on this one (``profile()``
-    shows the stages). It is off by default while a hang seen now and then on the GPU machine
-    with it on is investigated.
+    ``exec_pipelined=True`` (the default) runs the stages on threads of their own: the CPU
+    operators (readers) of the next batch run while the mixed and GPU operators work on this
+    one (``profile()`` shows the stages); ``exec_pipelined=False`` runs them in turn.
+    ``exec_separated`` is accepted for DALI's sake and changes nothing.
 
     ``py_num_workers`` and ``py_start_method`` ('fork' or 'spawn') configure the worker
     processes of ``fn.external_source(parallel=True)`` (0 workers: those sources run on the
@@ -190,7 +190,6 @@ class Pipeline:
         self._prefetch_queue_depth = _check_int("prefetch_queue_depth", prefetch_queue_depth, 1)
         self._exec_async = bool(exec_async)
         self._exec_pipelined = bool(exec_pipelined)
-        self._exec_separated = bool(exec_separated)
         self._py_num_workers = _check_int("py_num_workers", py_num_workers, 0)
         if py_start_method not in ("fork", "spawn"):
             raise ValueError(f"Pipeline: py_start_method must be 'fork' or 'spawn', got "
@@ -353,7 +352,7 @@ class Pipeline:
             ops, outputs, batch_size=self._batch_size, num_threads=self._num_threads,
             device_id=-1 if self._device_id is None else self._device_id, seed=self._seed,
             prefetch_queue_depth=self._prefetch_queue_depth, exec_async=self._exec_async,
-            exec_pipelined=self._exec_pipelined and self._exec_separated,
+            exec_pipelined=self._exec_pipelined,
             enable_checkpointing=self._enable_checkpointing)
         if self._checkpoint is not None:
             self._restore(executor, self._checkpoint)

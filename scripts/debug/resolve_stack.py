@@ -10,16 +10,19 @@ _tables = {}
 
 def _symbols(lib):
     if lib not in _tables:
-        out = subprocess.run(["nm", "-C", "--defined-only", lib], capture_output=True,
-                             text=True).stdout
         rows = []
-        for line in out.splitlines():
-            addr, kind, name = (line.split(" ", 2) + ["", ""])[:3]
-            if kind in ("t", "T", "w", "W"):
-                try:
-                    rows.append((int(addr, 16), name))
-                except ValueError:
-                    pass
+        # The full symbol table, else (a stripped library such as libnvjpeg) the dynamic one.
+        for flags in (["-C", "--defined-only"], ["-C", "-D", "--defined-only"]):
+            out = subprocess.run(["nm", *flags, lib], capture_output=True, text=True).stdout
+            for line in out.splitlines():
+                addr, kind, name = (line.split(" ", 2) + ["", ""])[:3]
+                if kind in ("t", "T", "w", "W"):
+                    try:
+                        rows.append((int(addr, 16), name))
+                    except ValueError:
+                        pass
+            if rows:
+                break
         _tables[lib] = sorted(rows)
     return _tables[lib]
 

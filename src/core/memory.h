@@ -41,6 +41,10 @@ struct MemoryStats {
   uint64_t num_allocations = 0;           // buffers handed out
   uint64_t num_upstream_allocations = 0;  // times the pool asked its resource for more
   size_t cap = 0;                         // 0: no cap
+  // Pinned and device pools: what their resource holds for every pool of its kind (the GPU's
+  // memory pool; the pinned blocks made so far), blocks trimmed from the caches but kept for
+  // reuse included. 0 for host pools.
+  size_t resource_held = 0;
 };
 
 

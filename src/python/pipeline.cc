@@ -130,6 +130,7 @@ py::dict stats_dict(const MemoryStats& s) {
   d["num_allocations"] = s.num_allocations;
   d["num_upstream_allocations"] = s.num_upstream_allocations;
   d["cap"] = s.cap;
+  if (s.resource_held) d["resource_held"] = s.resource_held;
   return d;
 }
 

@@ -39,6 +39,9 @@ class BatchDecoder {
   BatchDecoder& operator=(const BatchDecoder&) = delete;
 
   bool has_hardware() const { return hw_handle_ != nullptr; }
+  int device() const { return device_; }
+  // Waits for the work queued on the decoder's own streams (engines and workers).
+  void synchronize_streams() noexcept;
   unsigned hardware_engines() const { return hw_engines_; }
 
   // Parses the header from worker `thread`. Throws Error(kDecode) for a header nvJPEG rejects.

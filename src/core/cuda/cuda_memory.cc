@@ -33,31 +33,149 @@ std::string gpu_memory_note(int device) {
   return "; GPU " + std::to_string(device) + " has " + mib(free_b) + " free of " + mib(total_b);
 }
 
+// Pinned memory is never given back while stoker runs: cudaFreeHost waits for the whole GPU,
+// with the hazard described at DeviceResource. Blocks given back are kept here and handed out
+// again for any request they are large enough for; trim() frees them (release_unused()).
 class PinnedResource : public MemoryResource {
  public:
   void* allocate(size_t bytes) override {
+    bytes = bytes ? bytes : 1;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      settle_locked();
+      auto it = idle_.lower_bound(bytes);
+      if (it != idle_.end()) {
+        void* p = it->second;
+        idle_.erase(it);
+        return p;
+      }
+    }
     void* p = nullptr;
-    cudaError_t e = cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable);
+    cudaError_t e = cudaHostAlloc(&p, bytes, cudaHostAllocPortable);
     if (e == cudaErrorMemoryAllocation) {
       cudaGetLastError();
       fail(ErrorKind::kOutOfMemory, "out of pinned host memory allocating " + mib(bytes));
     }
     STOKER_CUDA_CHECK(e);
+    std::lock_guard<std::mutex> g(mu_);
+    try {
+      size_of_.emplace(p, bytes);
+    } catch (...) {
+      cudaFreeHost(p);
+      throw;
+    }
+    held_ += bytes;
     return p;
   }
   void deallocate(void* p, size_t) noexcept override {
-    if (cudaFreeHost(p) != cudaSuccess) cudaGetLastError();
+    std::lock_guard<std::mutex> g(mu_);
+    deallocate_locked(p);
+  }
+  void deallocate_locked(void* p) noexcept {
+    auto it = size_of_.find(p);
+    if (it == size_of_.end()) return;  // cannot happen
+    try {
+      idle_.emplace(it->second, p);
+    } catch (...) {  // no room to keep it: free it after all
+      if (cudaFreeHost(p) != cudaSuccess) cudaGetLastError();
+      held_ -= it->second;
+      size_of_.erase(it);
+    }
+  }
+  // Gives `p` back once the work queued on `stream` so far has finished.
+  void deallocate_after(void* p, StreamHandle stream) noexcept {
+    cudaEvent_t e = nullptr;
+    if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess ||
+        cudaEventRecord(e, static_cast<cudaStream_t>(stream)) != cudaSuccess) {
+      cudaGetLastError();
+      if (e) cudaEventDestroy(e);
+      if (cudaStreamSynchronize(static_cast<cudaStream_t>(stream)) != cudaSuccess) cudaGetLastError();
+      deallocate(p, 0);
+      return;
+    }
+    std::lock_guard<std::mutex> g(mu_);
+    try {
+      pending_.emplace_back(p, e);
+    } catch (...) {
+      cudaEventSynchronize(e);
+      cudaEventDestroy(e);
+      deallocate_locked(p);
+    }
   }
   MemoryKind kind() const override { return MemoryKind::kPinned; }
+  size_t held() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return held_;
+  }
+  void trim() {
+    std::lock_guard<std::mutex> g(mu_);
+    settle_locked();
+    for (auto& [bytes, p] : idle_) {
+      if (cudaFreeHost(p) != cudaSuccess) cudaGetLastError();
+      held_ -= bytes;
+      size_of_.erase(p);
+    }
+    idle_.clear();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::multimap<size_t, void*> idle_;         // size -> block given back
+  std::unordered_map<void*, size_t> size_of_;  // every block this resource made
+  size_t held_ = 0;                            // bytes of those blocks
+  std::vector<std::pair<void*, cudaEvent_t>> pending_;  // given back behind GPU work
+
+  void settle_locked() noexcept {
+    for (size_t i = 0; i < pending_.size();) {
+      cudaError_t q = cudaEventQuery(pending_[i].second);
+      if (q == cudaErrorNotReady) {
+        ++i;
+        continue;
+      }
+      if (q != cudaSuccess) cudaGetLastError();
+      cudaEventDestroy(pending_[i].second);
+      deallocate_locked(pending_[i].first);
+      pending_[i] = pending_.back();
+      pending_.pop_back();
+    }
+  }
 };
 
+}  // namespace
+
+// Device memory comes from a CUDA memory pool of stoker's own per GPU (cudaMallocFromPoolAsync /
+// cudaFreeAsync), never from cudaMalloc/cudaFree. cudaFree waits for the whole GPU, and on the
+// H100 a cudaFree made while the JPEG engines had work queued never returned: the driver's lock
+// it held kept the engines' completion from being signalled (scripts/debug/hang_hunt.sh caught
+// the stacks: a pool trim in cuMemFree, the main thread in cuEventDestroy waiting for that lock).
+// cudaFreeAsync waits for nothing. The pool keeps what it got (release threshold: all), so a
+// block given back is there for the next allocation of any size; release_unused() trims it.
 class DeviceResource : public MemoryResource {
  public:
-  explicit DeviceResource(int device) : device_(device) {}
-  void* allocate(size_t bytes) override {
+  explicit DeviceResource(int device) : device_(device) {
+    DeviceGuard g(device_);
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device_;
+    STOKER_CUDA_CHECK(cudaMemPoolCreate(&pool_, &props));
+    uint64_t keep = UINT64_MAX;
+    STOKER_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep));
+    cudaStream_t s = nullptr;
+    STOKER_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    stream_ = s;
+  }
+  // Not destroyed: the resource lives as long as the process, and at exit the runtime may
+  // already be gone.
+  ~DeviceResource() override = default;
+
+  // Memory that work queued on `stream` may use from now on.
+  void* allocate_on(size_t bytes, StreamHandle stream) {
     DeviceGuard g(device_);
     void* p = nullptr;
-    cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+    cudaError_t e = cudaMallocFromPoolAsync(&p, bytes ? bytes : 1, pool_,
+                                            static_cast<cudaStream_t>(stream));
     if (e == cudaErrorMemoryAllocation) {
       cudaGetLastError();
       fail(ErrorKind::kOutOfMemory,
@@ -67,17 +185,54 @@ class DeviceResource : public MemoryResource {
     STOKER_CUDA_CHECK(e);
     return p;
   }
+  // Memory any stream and the host may use as soon as this returns (the resource's own stream,
+  // which has nothing but allocations on it, is waited for).
+  void* allocate(size_t bytes) override {
+    void* p = allocate_on(bytes, stream_);
+    STOKER_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)));
+    return p;
+  }
+  // `p` must be idle: no queued work may use it (the pool gives back only idle blocks). Errors
+  // are ignored: at exit the runtime may be unloading.
   void deallocate(void* p, size_t) noexcept override {
-    // cudaFree frees on the device that owns `p` whatever device is current, so no guard (which
-    // could throw) is needed. Errors are ignored: at exit the runtime may be unloading.
-    if (cudaFree(p) != cudaSuccess) cudaGetLastError();
+    if (cudaFreeAsync(p, static_cast<cudaStream_t>(stream_)) != cudaSuccess) cudaGetLastError();
   }
   MemoryKind kind() const override { return MemoryKind::kDevice; }
   int device() const { return device_; }
+  // What the CUDA pool holds on this GPU, for every stoker pool there.
+  size_t held() const {
+    uint64_t v = 0;
+    if (cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &v) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return static_cast<size_t>(v);
+  }
+  // Gives the memory no block uses back to the GPU.
+  void trim() {
+    if (cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)) != cudaSuccess ||
+        cudaMemPoolTrimTo(pool_, 0) != cudaSuccess)
+      cudaGetLastError();
+  }
 
  private:
   int device_;
+  cudaMemPool_t pool_ = nullptr;
+  StreamHandle stream_ = nullptr;
 };
+
+namespace {
+
+size_t held_by(MemoryResource& r) {
+  if (auto* d = dynamic_cast<DeviceResource*>(&r)) return d->held();
+  if (auto* p = dynamic_cast<PinnedResource*>(&r)) return p->held();
+  return 0;
+}
+
+void trim_resource(MemoryResource& r) {
+  if (auto* d = dynamic_cast<DeviceResource*>(&r)) d->trim();
+  if (auto* p = dynamic_cast<PinnedResource*>(&r)) p->trim();
+}
 
 int stream_device(StreamHandle s) {
   int d = 0;
@@ -107,12 +262,29 @@ int resource_device(const MemoryResource& r) {
   return d ? d->device() : -1;
 }
 
+void* device_allocate_on(int device, size_t bytes, StreamHandle stream) {
+  auto r = device_resource(device);
+  auto& d = static_cast<DeviceResource&>(*r);
+  return stream ? d.allocate_on(bytes, stream) : d.allocate(bytes);
+}
+
+void device_free_on(void* p, StreamHandle stream) noexcept {
+  if (cudaFreeAsync(p, static_cast<cudaStream_t>(stream)) != cudaSuccess) cudaGetLastError();
+}
+
+void* pinned_allocate(size_t bytes) { return pinned_resource()->allocate(bytes); }
+
+void pinned_free_after(void* p, StreamHandle stream) noexcept {
+  static_cast<PinnedResource&>(*pinned_resource()).deallocate_after(p, stream);
+}
+
 // ---- StreamOrderedPool
 
 StreamOrderedPool::StreamOrderedPool(std::shared_ptr<MemoryResource> upstream, std::string name)
     : upstream_(std::move(upstream)),
       name_(std::move(name)),
       device_(resource_device(*upstream_)),
+      device_upstream_(dynamic_cast<DeviceResource*>(upstream_.get())),
       same_stream_ok_(upstream_->kind() == MemoryKind::kDevice) {}
 
 StreamOrderedPool::~StreamOrderedPool() {
@@ -255,7 +427,11 @@ std::string StreamOrderedPool::describe_locked() const {
   return s;
 }
 
-void* StreamOrderedPool::take_upstream_locked(size_t cls, std::unique_lock<std::mutex>& lock) {
+void* StreamOrderedPool::take_upstream_locked(size_t cls, StreamHandle stream,
+                                              std::unique_lock<std::mutex>& lock) {
+  auto take = [&] {
+    return device_upstream_ ? device_upstream_->allocate_on(cls, stream) : upstream_->allocate(cls);
+  };
   auto over_cap = [&] { return stats_.cap && stats_.reserved + cls > stats_.cap; };
   if (over_cap()) release_idle_locked();
   if (over_cap()) drain_locked(lock);
@@ -266,7 +442,7 @@ void* StreamOrderedPool::take_upstream_locked(size_t cls, std::unique_lock<std::
              " more. Raise the cap, lower batch_size or prefetch_queue_depth, or release "
              "batches you hold");
   try {
-    return upstream_->allocate(cls);
+    return take();
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::kOutOfMemory) throw;
   }
@@ -274,7 +450,7 @@ void* StreamOrderedPool::take_upstream_locked(size_t cls, std::unique_lock<std::
   release_idle_locked();
   drain_locked(lock);
   try {
-    return upstream_->allocate(cls);
+    return take();
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::kOutOfMemory) throw;
     fail(ErrorKind::kOutOfMemory,
@@ -291,6 +467,9 @@ std::shared_ptr<void> StreamOrderedPool::allocate(size_t bytes, StreamHandle str
   void* p = nullptr;
   {
     std::unique_lock<std::mutex> lock(mu_);
+    // What recent use needs, this block included, with the slack.
+    const size_t need = std::max(recent_.get(), stats_.allocated + cls);
+    const size_t target = static_cast<size_t>(static_cast<double>(need) * MemoryPool::kCacheSlack);
     // The smallest reusable block of the class up to twice its size.
     for (auto it = by_size_.lower_bound(cls); it != by_size_.end() && it->first <= 2 * cls; ++it) {
       auto f = free_.find(it->second);
@@ -302,10 +481,8 @@ std::shared_ptr<void> StreamOrderedPool::allocate(size_t bytes, StreamHandle str
       }
     }
     if (!p) {
-      // Make room within what recent use needs (this block included) before growing.
-      const size_t need = std::max(recent_.get(), stats_.allocated + cls);
-      trim_locked(static_cast<size_t>(static_cast<double>(need) * MemoryPool::kCacheSlack), cls);
-      p = take_upstream_locked(cls, lock);
+      trim_locked(target, cls);  // make room before growing
+      p = take_upstream_locked(cls, stream, lock);
       stats_.reserved += cls;
       stats_.num_upstream_allocations++;
       stats_.peak_reserved = std::max(stats_.peak_reserved, stats_.reserved);
@@ -396,7 +573,9 @@ void StreamOrderedPool::forget_stream(StreamHandle stream) {
 
 MemoryStats StreamOrderedPool::stats() const {
   std::lock_guard<std::mutex> g(mu_);
-  return stats_;
+  MemoryStats s = stats_;
+  s.resource_held = held_by(*upstream_);
+  return s;
 }
 
 size_t StreamOrderedPool::pending_bytes() {
@@ -414,7 +593,9 @@ void StreamOrderedPool::set_cap(size_t bytes) {
 
 size_t StreamOrderedPool::release_unused() {
   std::lock_guard<std::mutex> g(mu_);
-  return release_idle_locked();
+  size_t n = release_idle_locked();
+  trim_resource(*upstream_);
+  return n;
 }
 
 }  // namespace stoker

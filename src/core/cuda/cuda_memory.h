@@ -26,6 +26,9 @@
 //     go back until `reserved` is within MemoryPool::kCacheSlack of the recent peak of live
 //     bytes; pending blocks are never waited for. Without these two rules the device pool of a
 //     random-crop pipeline grew 138 -> 455 MiB over 20 epochs on the H100.
+//   * Giving back never waits for the GPU: the resources keep what they are given (a CUDA
+//     memory pool for device memory, a list of blocks for pinned) until release_unused()
+//     (README.md: a cudaFree while the JPEG engines worked hung the H100).
 //
 // No allocation ever waits on the GPU unless memory ran out, and no stream is made to wait on
 // another (which could serialise a decode stream behind a training stream). The price is one
@@ -53,6 +56,8 @@
 
 namespace stoker {
 
+class DeviceResource;  // what device_resource() returns
+
 // Page-locked host memory, portable to every device (cudaHostAlloc with cudaHostAllocPortable).
 std::shared_ptr<MemoryResource> pinned_resource();
 
@@ -62,6 +67,17 @@ std::shared_ptr<MemoryResource> device_resource(int device);
 
 // The GPU a resource from device_resource() allocates on; -1 for any other resource.
 int resource_device(const MemoryResource& r);
+
+// Memory for libraries that take allocator callbacks (nvJPEG), from the resources the pools
+// use, so that giving it back never waits for the whole GPU (cuda_memory.cc, DeviceResource).
+// device_allocate_on: usable by work queued on `stream` (by anything, with stream null).
+// device_free_on: freed once the work queued on `stream` so far has finished; with the legacy
+// stream (null), only memory no queued work uses. pinned_free_after: handed out again once the
+// work queued on `stream` so far has finished.
+void* device_allocate_on(int device, size_t bytes, StreamHandle stream);
+void device_free_on(void* p, StreamHandle stream) noexcept;
+void* pinned_allocate(size_t bytes);
+void pinned_free_after(void* p, StreamHandle stream) noexcept;
 
 class StreamOrderedPool : public std::enable_shared_from_this<StreamOrderedPool> {
  public:
@@ -120,7 +136,7 @@ class StreamOrderedPool : public std::enable_shared_from_this<StreamOrderedPool>
   void trim_locked(size_t target, size_t incoming);
   void erase_free_locked(std::map<uint64_t, FreeBlock>::iterator it);
   size_t drain_locked(std::unique_lock<std::mutex>& lock);  // waits outside the lock
-  void* take_upstream_locked(size_t cls, std::unique_lock<std::mutex>& lock);
+  void* take_upstream_locked(size_t cls, StreamHandle stream, std::unique_lock<std::mutex>& lock);
   std::string describe_locked() const;
   EventHandle get_event(int device);  // pool's lock held
   void put_event(EventHandle e, int device) noexcept;  // pool's lock held
@@ -128,6 +144,7 @@ class StreamOrderedPool : public std::enable_shared_from_this<StreamOrderedPool>
   std::shared_ptr<MemoryResource> upstream_;
   std::string name_;
   int device_;          // the GPU of a device pool; -1 for pinned
+  DeviceResource* device_upstream_;  // upstream_ when it is device_resource(); else null
   bool same_stream_ok_;  // device memory: a block may be reused at once on the stream it used
   mutable std::mutex mu_;
   std::map<uint64_t, FreeBlock> free_;        // release stamp -> cached block: oldest first

@@ -2,7 +2,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <mutex>
+#include <thread>
 #include <utility>
 
 #include "core/error.h"
@@ -242,6 +244,11 @@ bool CudaEvent::query() const {
 
 void CudaEvent::synchronize() const {
   STOKER_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)));
+}
+
+void CudaEvent::poll_until_done() const {
+  for (int spins = 0; !query(); ++spins)
+    std::this_thread::sleep_for(std::chrono::microseconds(spins < 20 ? 10 : 100));
 }
 
 float CudaEvent::elapsed_ms_since(const CudaEvent& start) const {

@@ -114,6 +114,9 @@ class CudaEvent {
   void record(StreamHandle stream);  // the stream must be on this event's device
   bool query() const;  // true when the recorded work has finished (or nothing was recorded)
   void synchronize() const;
+  // Waits like synchronize(), but by asking (cudaEventQuery) and sleeping in between, so that
+  // no CUDA call is in progress on this thread while the work runs (see nvjpeg_decoder.cc).
+  void poll_until_done() const;
   // Milliseconds from `start` to this event; both need enable_timing and must have completed.
   float elapsed_ms_since(const CudaEvent& start) const;
 

