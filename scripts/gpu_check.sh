@@ -8,6 +8,7 @@
 # and `dpkg -x FILE.deb .gpu_deps/root`).
 #   bash scripts/gpu_check.sh            build + tests
 #   STOKER_GPU_BENCH="args" bash ...     also run `bench/run.py args`
+#   STOKER_GPU_SKIP_TESTS=1              build (and benchmark) only
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LOG=${OUT:-out/gpu}
@@ -41,10 +42,15 @@ if [ -n "${STOKER_GPU_STACKDUMP:-}" ] &&
 fi
 rm -rf build/gpu/python && mkdir -p build/gpu/python && cp -r python/stoker build/gpu/python/ \
   && cp build/gpu/_C*.so build/gpu/python/stoker/
-step gtest_cuda build/gpu/stoker_tests --gtest_filter='Cuda*:Nvjpeg*'
+if [ -n "${STOKER_GPU_SKIP_TESTS:-}" ]; then  # build (and benchmark) only
+  RUN_TESTS=
+else
+  RUN_TESTS=1
+fi
+[ -n "$RUN_TESTS" ] && step gtest_cuda build/gpu/stoker_tests --gtest_filter='Cuda*:Nvjpeg*'
 GPU_PYTEST="tests/python/test_gpu_transfer.py tests/python/test_gpu_geometry.py tests/python/test_gpu_decoder.py"
 GPU_PYTEST="$GPU_PYTEST tests/python/test_gpu_ops.py tests/python/test_gpu_pipeline.py"
-step pytest_gpu env PYTHONPATH="$PWD/build/gpu/python" LD_PRELOAD="$STACKDUMP" \
+[ -n "$RUN_TESTS" ] && step pytest_gpu env PYTHONPATH="$PWD/build/gpu/python" LD_PRELOAD="$STACKDUMP" \
   python3 -m pytest -q -p no:cacheprovider --capture=sys \
   $GPU_PYTEST tests/python/test_plugin_pytorch.py tests/python/test_plugin_jax.py \
   tests/python/test_pipeline.py tests/python/test_checkpoint.py ${STOKER_GPU_PYTEST:-}
@@ -52,7 +58,7 @@ if grep -q "^=== stackdump" "$LOG/pytest_gpu.log"; then  # a hang: name the fram
   python3 scripts/debug/resolve_stack.py < "$LOG/pytest_gpu.log" > "$LOG/pytest_gpu_stacks.log"
   summary+=("HANG pytest_gpu: stacks in pytest_gpu_stacks.log")
 fi
-if [ -z "${STOKER_GPU_SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/null; then
+if [ -n "$RUN_TESTS" ] && [ -z "${STOKER_GPU_SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/null; then
   # API errors are expected (the tests provoke out-of-memory and bad JPEGs); memory errors are not.
   step memcheck compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 1 \
     build/gpu/stoker_tests --gtest_filter='Cuda*:Nvjpeg*'

@@ -534,7 +534,7 @@ class Pipeline:
           ``batch_ms`` (total time on its stage's thread: setup, or the whole batch for batch
           operators such as readers and GPU operators) and ``sample_ms`` (total time of its
           per-sample work on the worker threads, summed over samples);
-        - ``stages``: per stage (``cpu``, then the device stage ``mixed+gpu``; one
+        - ``stages``: per stage (``cpu``, ``mixed``, ``gpu``, those the pipeline has; one
           ``cpu+mixed+gpu`` stage when the pipeline is not pipelined), ``iterations`` and
           ``busy_ms``;
         - ``batches`` handed out by run(), ``wait_ms`` that run() spent waiting for them,

@@ -6,10 +6,10 @@
 // operator needs its inputs' data at setup (decoders read headers), takes a per-sample argument
 // from an operator in the chain, or works on whole batches (readers).
 //
-// Stages: the operators are grouped by where they run, the cpu stage, then the device stage
-// (mixed and gpu operators; an operator's inputs come from its own stage or earlier ones). With
+// Stages: the operators are grouped by where they run, the cpu stage, then the mixed stage, then
+// the gpu stage (an operator's inputs come from its own stage or earlier ones). With
 // exec_async and exec_pipelined, each stage runs on a thread of its own, so the readers of
-// iteration k+1 run while the decoder and the GPU operators of k work; stages hand iterations
+// iteration k+2 run while the decoder works on k+1 and the GPU operators on k; stages hand iterations
 // on in order, and GPU work goes on the pipeline's one stream in iteration order. At most
 // `prefetch_queue_depth` + (stages - 1) iterations are between the first stage and run().
 // A pipeline with one stage, or whose mixed or gpu operators skip bad samples (which needs the
@@ -179,7 +179,7 @@ class Executor {
   std::unique_ptr<GpuContext> gpu_;  // only for pipelines with mixed or gpu operators
   std::vector<int> stage_of_;        // per operator: 0 .. num_stages_ - 1
   std::vector<int> last_use_;        // per operator: the last stage that reads its outputs
-  std::vector<std::string> stage_names_;  // "cpu", "mixed+gpu"
+  std::vector<std::string> stage_names_;  // "cpu", "mixed", "gpu" (those there are)
   int num_stages_ = 1;
   bool pipelined_ = false;           // a thread per stage
 
