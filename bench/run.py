@@ -50,7 +50,7 @@ class _Timeout(Exception):
 
 def _batch_len(batch) -> int:
     images = batch[0] if isinstance(batch, (tuple, list)) else batch
-    if isinstance(images, list) or hasattr(images, "as_tensor"):   # list or TensorList
+    if isinstance(images, list) or hasattr(images, "as_cpu"):      # list or TensorList(GPU)
         return len(images)
     return int(images.shape[0])
 
