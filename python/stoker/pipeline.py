@@ -523,7 +523,11 @@ class Pipeline:
         return self._executor.error_stats()
 
     def memory_stats(self):
-        """Bytes allocated, reserved and their peaks, per memory kind."""
+        """Bytes allocated, reserved and their peaks, per memory kind (``host``; with a GPU,
+        ``device`` and ``pinned``). The GPU kinds also give ``resource_held``: what stoker's
+        memory resource of that kind holds for every pipeline of the process, memory the caches
+        trimmed but kept for reuse included (stoker never frees GPU or pinned memory while
+        pipelines run: that waits for the whole GPU). That is the GPU memory stoker occupies."""
         self.build()
         return self._executor.memory_stats()
 
@@ -553,7 +557,11 @@ class Pipeline:
         return _profile_report(self.profile())
 
     def release_unused(self):
-        """Gives cached, unused memory back to the system; returns the bytes released."""
+        """Gives cached, unused memory back to the system; returns the bytes released (those of
+        this pipeline's caches). On a GPU pipeline it also returns what stoker's GPU and pinned
+        memory resources keep for every pipeline of the process (``memory_stats()``'s
+        ``resource_held``). Freeing pinned memory waits for the whole GPU, so call it between
+        epochs or after a run, not while another pipeline of the process decodes."""
         if self._executor is None:
             return 0
         return self._executor.release_unused()
