@@ -72,6 +72,8 @@ Handle create_handle(const Api& a, Backend backend, bool fancy, BatchDecoder* ow
                      Status* status) {
   Handle h = nullptr;
   Status s = Status::kImplementationNotSupported;
+  // Fancy upsampling first when asked for, then the default flags (without fancy, the same
+  // default is simply tried twice).
   const unsigned flags[2] = {fancy ? kFlagUpsamplingWithInterpolation : kFlagsDefault, kFlagsDefault};
   for (unsigned f : flags) {
     if (a.nvjpegCreateExV2) {

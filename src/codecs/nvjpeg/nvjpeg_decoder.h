@@ -53,7 +53,8 @@ class BatchDecoder {
   // Decodes `targets` on the engines (every one must have parsed with hardware = true), on
   // hardware_stream(); `stream` then waits for the result. The engines write as soon as the
   // call is made, whatever is queued on the streams, so with `after_stream` (targets in memory
-  // `stream` handed out) the host first waits for the work queued on `stream`. Throws on
+  // `stream` handed out) the host first waits for the work queued on `stream`. Returns only
+  // once the engines' work is done (polled: no engine work may outlive the call). Throws on
   // failure; then no output can be trusted.
   void decode_hardware(const std::vector<DecodeTarget>& targets, OutputFormat format,
                        StreamHandle stream, bool after_stream);

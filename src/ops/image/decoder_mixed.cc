@@ -10,8 +10,10 @@
 //  3. GPU-decoded images that are cropped or resized were decoded whole into scratch memory;
 //     one launch of the slice kernel (crops) and one of the resampling kernel (the fused resize)
 //     make the outputs.
-// Nothing waits for the GPU: the hardware batch and the crops run on the pipeline's stream, and
-// the pipeline's stream waits for the worker streams with events.
+// The host waits for the GPU only around the hardware batch: before it, when engines write
+// into memory the pipeline's stream handed out, and after it, until the engines' work is done
+// (codecs/nvjpeg/README.md says why). The crops run on the pipeline's stream, which waits for
+// the engines' and the worker streams with events.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
