@@ -150,29 +150,29 @@ def test_profile_names_every_operator_and_stage(files):
 
 
 def test_gpu_memory_does_not_grow_over_epochs(files):
-    """The GPU side of the soak, staged. Random crops make every batch's sizes new, so the
-    device pool's cache is trimmed and refilled: its `reserved` moves from epoch to epoch but
-    must not grow (the last ten epochs within 5% of the most epochs 3-10 reached). What the
-    process holds on the GPU (`resource_held`: the CUDA memory pool the blocks come from, which
-    keeps what the cache trims) is not flat yet: on the H100 it went 64 -> 96 -> 128 MiB over 20
-    epochs, in the memory pool's 32 MiB steps, for a peak of about 57 MiB in live buffers; it
-    must stay within 2.5 times that peak. Before the cache was trimmed, the device pool grew
-    138 -> 455 MiB over these 20 epochs; before trimmed memory was kept rather than given back
-    with cudaFree, the staged soak hung on the H100."""
+    """The GPU side of the soak (#7), staged: 20 epochs of random crops, whose batch sizes are
+    new every time. What the process holds on the GPU (`resource_held`: the CUDA memory pool
+    every device block comes from, live or cached) stays within 5% of epoch 2's figure, or one
+    more of the 32 MiB chunks that pool reserves in (on the H100: 32 MiB until epoch 9, then
+    64 MiB to the end, for a peak of 24 MiB in live buffers), and so does the pinned pool's
+    `reserved`. With a stoker cache of size classes on top of the CUDA
+    pool, the two caches fragmented each other: 64 -> 96 -> 128 MiB over these 20 epochs on the
+    H100, for a peak of about 57 MiB in live buffers. Before the cache was trimmed, the device
+    pool grew 138 -> 455 MiB; before memory was kept rather than given back with cudaFree, the
+    staged soak hung on the H100."""
     gc.collect()
     p = train_pipe(files, pipelined=True, batch_size=8)
     p.release_unused()  # what earlier tests' pipelines left to the memory pool
-    seen = {"device": [], "pinned": []}
-    held = []
+    pinned, held = [], []
     for epoch in range(20):
         batches(p, 3)  # 24 files, batch 8
         m = p.memory_stats()
-        for kind in seen:
-            seen[kind].append(m[kind]["reserved"])
+        pinned.append(m["pinned"]["reserved"])
         held.append(m["device"]["resource_held"])
-    print("device reserved, held per epoch (MiB):", [r >> 20 for r in seen["device"]],
-          [h >> 20 for h in held])
     m = p.memory_stats()
-    for kind, r in seen.items():
-        assert max(r[10:]) <= max(r[2:10]) * 1.05 + (1 << 20), (kind, r)
-    assert max(held) <= 2.5 * m["device"]["peak_allocated"] + (32 << 20), held
+    print("device held, pinned reserved per epoch (MiB):", [h >> 20 for h in held],
+          [r >> 20 for r in pinned], "peak live", m["device"]["peak_allocated"] >> 20)
+    chunk = 32 << 20
+    assert max(held[2:]) <= held[2] * 1.05 + chunk, held
+    assert max(pinned[10:]) <= max(pinned[2:10]) * 1.05 + (1 << 20), pinned
+    assert held[-1] <= 2 * m["device"]["peak_allocated"] + chunk, held

@@ -76,18 +76,27 @@ def test_memory_is_flat_over_20_epochs(jpeg_dir, jpeg_files, to_gpu):
         stats.append(p.memory_stats())
         print(f"epoch {epoch:2d}: VmRSS {rss[-1] / 2**20:7.1f} MiB, " + ", ".join(
             f"{kind} pool {s['reserved'] / 2**20:.1f} MiB reserved / {s['allocated'] / 2**20:.1f} MiB "
-            f"in use (peak {s['peak_reserved'] / 2**20:.1f})" for kind, s in stats[-1].items()))
+            f"in use (peak {s['peak_reserved'] / 2**20:.1f})"
+            + (f", held {s['resource_held'] / 2**20:.0f} MiB" if "resource_held" in s else "")
+            for kind, s in stats[-1].items()))
     assert all(s == n for s in seen), "an epoch missed files"
 
-    def flat(series, what):
+    def flat(series, what, slack=0):
         ref = series[SETTLED]
         worst = max(series[SETTLED:], key=lambda v: abs(v - ref))
-        assert abs(worst - ref) <= TOLERANCE * ref, (
+        assert abs(worst - ref) <= TOLERANCE * ref + slack, (
             f"{what} moved by {100 * (worst - ref) / ref:+.1f}% after epoch {SETTLED} "
             f"({ref / 2**20:.1f} -> {worst / 2**20:.1f} MiB): {[round(v / 2**20, 1) for v in series]}")
 
     flat(rss, "host RSS")
     for kind in stats[0]:
-        flat([s[kind]["reserved"] for s in stats], f"the {kind} pool's reserved bytes")
+        if kind == "device":
+            # The CUDA memory pool is the device cache: what it holds is the figure, flat to
+            # within one of the 32 MiB chunks it reserves in (a pool's `reserved` there is just
+            # its live buffers).
+            flat([s[kind]["resource_held"] for s in stats], "the GPU memory stoker holds",
+                 slack=32 << 20)
+        else:
+            flat([s[kind]["reserved"] for s in stats], f"the {kind} pool's reserved bytes")
     if to_gpu:
         assert _device_kinds(stats[-1]), "a GPU pipeline reports no device memory"

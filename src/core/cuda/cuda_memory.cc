@@ -162,9 +162,18 @@ class DeviceResource : public MemoryResource {
     STOKER_CUDA_CHECK(cudaMemPoolCreate(&pool_, &props));
     uint64_t keep = UINT64_MAX;
     STOKER_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep));
+    // Memory freed on one stream goes to another only once the free has completed, never by
+    // making the second stream wait for the first: the JPEG engines write without waiting for
+    // what their stream waits for (codecs/nvjpeg/README.md). Same-stream reuse stays immediate.
+    int no = 0;
+    if (cudaMemPoolSetAttribute(pool_, cudaMemPoolReuseAllowInternalDependencies, &no) != cudaSuccess)
+      cudaGetLastError();  // older drivers: the pool still works, with that reuse allowed
     cudaStream_t s = nullptr;
     STOKER_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     stream_ = s;
+    cudaEvent_t e = nullptr;
+    STOKER_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    event_ = e;
   }
   // Not destroyed: the resource lives as long as the process, and at exit the runtime may
   // already be gone.
@@ -192,10 +201,40 @@ class DeviceResource : public MemoryResource {
     STOKER_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)));
     return p;
   }
-  // `p` must be idle: no queued work may use it (the pool gives back only idle blocks). Errors
-  // are ignored: at exit the runtime may be unloading.
+  // `p` must be idle: no queued work may use it. Errors are ignored: at exit the runtime may be
+  // unloading.
   void deallocate(void* p, size_t) noexcept override {
     if (cudaFreeAsync(p, static_cast<cudaStream_t>(stream_)) != cudaSuccess) cudaGetLastError();
+  }
+  // Frees `p` once the work queued so far on each of `streams` has finished, waiting for
+  // nothing: on the one stream itself, or on the resource's own stream, made to wait for them.
+  void free_after(void* p, const std::vector<StreamHandle>& streams) noexcept {
+    auto on = [&](StreamHandle s) {
+      return cudaFreeAsync(p, static_cast<cudaStream_t>(s)) == cudaSuccess;
+    };
+    bool ok = false;
+    if (streams.size() == 1) {
+      ok = on(streams[0]);
+    } else {
+      std::lock_guard<std::mutex> g(mu_);  // event_ is recorded and waited for in turn
+      ok = true;
+      for (StreamHandle s : streams)
+        ok = ok && cudaEventRecord(static_cast<cudaEvent_t>(event_), static_cast<cudaStream_t>(s)) == cudaSuccess &&
+             cudaStreamWaitEvent(static_cast<cudaStream_t>(stream_), static_cast<cudaEvent_t>(event_), 0) ==
+                 cudaSuccess;
+      ok = ok && on(stream_);
+    }
+    if (ok) return;
+    // No ordering could be set up (at exit, every call fails harmlessly): wait, then free.
+    cudaGetLastError();
+    for (StreamHandle s : streams)
+      if (cudaStreamSynchronize(static_cast<cudaStream_t>(s)) != cudaSuccess) cudaGetLastError();
+    deallocate(p, 0);
+  }
+  // Lets the frees queued on the resource's own stream complete, so that every stream may
+  // reuse that memory.
+  void settle() noexcept {
+    if (cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)) != cudaSuccess) cudaGetLastError();
   }
   MemoryKind kind() const override { return MemoryKind::kDevice; }
   int device() const { return device_; }
@@ -219,6 +258,8 @@ class DeviceResource : public MemoryResource {
   int device_;
   cudaMemPool_t pool_ = nullptr;
   StreamHandle stream_ = nullptr;
+  EventHandle event_ = nullptr;
+  std::mutex mu_;
 };
 
 namespace {
@@ -284,8 +325,7 @@ StreamOrderedPool::StreamOrderedPool(std::shared_ptr<MemoryResource> upstream, s
     : upstream_(std::move(upstream)),
       name_(std::move(name)),
       device_(resource_device(*upstream_)),
-      device_upstream_(dynamic_cast<DeviceResource*>(upstream_.get())),
-      same_stream_ok_(upstream_->kind() == MemoryKind::kDevice) {}
+      device_upstream_(dynamic_cast<DeviceResource*>(upstream_.get())) {}
 
 StreamOrderedPool::~StreamOrderedPool() {
   std::unique_lock<std::mutex> lock(mu_);
@@ -340,10 +380,6 @@ bool StreamOrderedPool::try_make_reusable_locked(FreeBlock& b, StreamHandle stre
   bool ok = true;
   auto& pend = b.pending;
   for (size_t i = 0; i < pend.size();) {
-    if (same_stream_ok_ && pend[i].stream == stream) {  // ordered behind it on the same stream
-      ++i;
-      continue;
-    }
     cudaError_t q = cudaEventQuery(static_cast<cudaEvent_t>(pend[i].event));
     if (q == cudaErrorNotReady) {
       ok = false;
@@ -429,9 +465,7 @@ std::string StreamOrderedPool::describe_locked() const {
 
 void* StreamOrderedPool::take_upstream_locked(size_t cls, StreamHandle stream,
                                               std::unique_lock<std::mutex>& lock) {
-  auto take = [&] {
-    return device_upstream_ ? device_upstream_->allocate_on(cls, stream) : upstream_->allocate(cls);
-  };
+  auto take = [&] { return upstream_->allocate(cls); };
   auto over_cap = [&] { return stats_.cap && stats_.reserved + cls > stats_.cap; };
   if (over_cap()) release_idle_locked();
   if (over_cap()) drain_locked(lock);
@@ -461,7 +495,57 @@ void* StreamOrderedPool::take_upstream_locked(size_t cls, StreamHandle stream,
   }
 }
 
+std::shared_ptr<void> StreamOrderedPool::allocate_device(size_t bytes, StreamHandle stream) {
+  std::shared_ptr<StreamOrderedPool> self = shared_from_this();
+  const size_t n = (std::max<size_t>(bytes, 1) + 255) & ~size_t{255};
+  void* p = nullptr;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (stats_.cap && stats_.allocated + n > stats_.cap)
+      fail(ErrorKind::kOutOfMemory,
+           "the " + name_ + " memory pool would exceed its cap of " + mib(stats_.cap) + ": " +
+               describe_locked() + ", and needs " + mib(n) +
+               " more. Raise the cap, lower batch_size or prefetch_queue_depth, or release "
+               "batches you hold");
+  }
+  try {
+    p = device_upstream_->allocate_on(n, stream);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kOutOfMemory) throw;
+    // Memory freed for several streams becomes reusable once those frees complete.
+    device_upstream_->settle();
+    try {
+      p = device_upstream_->allocate_on(n, stream);
+    } catch (const Error& e2) {
+      if (e2.kind() != ErrorKind::kOutOfMemory) throw;
+      std::lock_guard<std::mutex> g(mu_);
+      fail(ErrorKind::kOutOfMemory, "the " + name_ + " memory pool could not get " + mib(n) +
+                                        " more (" + e2.what() + "): " + describe_locked() +
+                                        ". Lower batch_size or prefetch_queue_depth, release "
+                                        "batches you hold, or free memory held by other users "
+                                        "of this GPU");
+    }
+  }
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    try {
+      live_.emplace(p, LiveBlock{n, {stream}});
+    } catch (...) {
+      device_upstream_->free_after(p, {stream});
+      throw;
+    }
+    stats_.allocated += n;
+    stats_.reserved = stats_.allocated;
+    stats_.num_allocations++;
+    stats_.num_upstream_allocations++;
+    stats_.peak_allocated = std::max(stats_.peak_allocated, stats_.allocated);
+    stats_.peak_reserved = stats_.peak_allocated;
+  }
+  return std::shared_ptr<void>(p, [self](void* q) { self->release(q); });
+}
+
 std::shared_ptr<void> StreamOrderedPool::allocate(size_t bytes, StreamHandle stream) {
+  if (device_upstream_) return allocate_device(bytes, stream);
   std::shared_ptr<StreamOrderedPool> self = shared_from_this();
   size_t cls = MemoryPool::size_class(bytes);
   void* p = nullptr;
@@ -513,6 +597,11 @@ void StreamOrderedPool::release(void* p) noexcept {
   std::vector<StreamHandle> streams = std::move(it->second.streams);
   live_.erase(it);
   stats_.allocated -= cls;
+  if (device_upstream_) {  // the CUDA pool is the cache
+    stats_.reserved = stats_.allocated;
+    device_upstream_->free_after(p, streams);
+    return;
+  }
   FreeBlock b{p, cls, {}};
   for (StreamHandle s : streams) {
     EventHandle e = nullptr;

@@ -1,38 +1,47 @@
-// Pinned and device memory: the raw resources, and a caching pool that reuses blocks in stream
-// order. No CUDA header here (STYLE.md 5); streams are StreamHandle (a cudaStream_t).
+// Pinned and device memory: the raw resources, and a pool over each that reuses memory in
+// stream order. No CUDA header here (STYLE.md 5); streams are StreamHandle (a cudaStream_t).
 //
 // Why a second pool next to core/memory.h's MemoryPool: GPU work is asynchronous, so "the last
 // owner let go" does not mean "the memory is no longer in use". A device buffer released while
 // a kernel queued on stream A still writes it must not be handed to stream B (whose work may
 // run first), and a pinned buffer must not be handed to a CPU thread while an async copy still
-// reads it. StreamOrderedPool keeps MemoryPool's size classes, statistics and cap, and adds:
+// reads it. StreamOrderedPool keeps MemoryPool's statistics and cap, and every live block
+// remembers the streams it is used on: the stream it was allocated for, plus any added with
+// record_stream(). Then, by kind:
 //
-//   * Every live block remembers the streams it is used on: the stream it was allocated for,
-//     plus any added with record_stream().
-//   * When the last owner lets go, the pool records one event (timing off, from a small cache)
-//     on each of those streams and files the block as "pending" behind those events.
-//   * allocate(bytes, S) hands out a cached block only when, for each of its events, the event
-//     has completed (cudaEventQuery; completed events go back to the cache) or - device memory
-//     only - the event's stream is S itself, since S runs its work in order. Pinned memory
-//     always needs completion: the CPU may touch it as soon as it is handed out.
+// Device memory: the CUDA memory pool under device_resource() is the only cache.
+//   * allocate(bytes, S) is cudaMallocFromPoolAsync on S; the release is cudaFreeAsync on the
+//     block's one stream, or, for a block used on several, on the resource's own stream made to
+//     wait (by events) for each of them. So S reuses its own blocks at once, in stream order,
+//     and another stream only once the free has completed (the pool's cross-stream reuse
+//     through inserted waits is off: the JPEG engines ignore such waits).
+//   * Two caches on top of each other fragmented: with a stoker cache of size classes over the
+//     CUDA pool, the memory the CUDA pool held grew 64 -> 128 MiB over 20 epochs of a
+//     random-crop soak on the H100 (peak live 57 MiB), and to 224 MiB in 38,000 iterations.
+//   * `reserved` is what the pool's live blocks take; `resource_held`, what the CUDA pool holds
+//     for every stoker pool of that GPU (live and cached).
+//
+// Pinned memory: a cache of stoker's own, since the CPU may touch a block as soon as it is
+// handed out.
+//   * On release, the pool records one event (timing off, from a small cache) on each of the
+//     block's streams and files the block as "pending" behind those events; allocate() hands a
+//     cached block out only when all of them have completed (cudaEventQuery).
 //   * A request takes the smallest reusable cached block of its size class up to twice its
 //     size (sizes vary from batch to batch: random crops, whole images decoded into scratch).
-//   * Otherwise it takes new memory from the resource. When that would pass the cap, or the GPU
-//     is out of memory, it first gives back cached blocks that are idle, then waits for the
-//     pending ones (cudaEventSynchronize, outside the pool's lock) and gives those back too,
-//     and only then fails, saying what the pool holds and what cap applies.
+//   * Otherwise it takes new memory from the resource. When that would pass the cap, or memory
+//     runs out, it first gives back cached blocks that are idle, then waits for the pending ones
+//     (cudaEventSynchronize, outside the pool's lock) and gives those back too, and only then
+//     fails, saying what the pool holds and what cap applies.
 //   * The cache is trimmed as MemoryPool's is (core/memory.h): before taking new memory, and
 //     when a window of RecentPeak::kWindow allocations closes, idle blocks unused the longest
 //     go back until `reserved` is within MemoryPool::kCacheSlack of the recent peak of live
-//     bytes; pending blocks are never waited for. Without these two rules the device pool of a
-//     random-crop pipeline grew 138 -> 455 MiB over 20 epochs on the H100.
-//   * Giving back never waits for the GPU: the resources keep what they are given (a CUDA
-//     memory pool for device memory, a list of blocks for pinned) until release_unused()
-//     (README.md: a cudaFree while the JPEG engines worked hung the H100).
+//     bytes; pending blocks are never waited for.
 //
-// No allocation ever waits on the GPU unless memory ran out, and no stream is made to wait on
-// another (which could serialise a decode stream behind a training stream). The price is one
-// event record per stream per released block, a few microseconds.
+// Giving back never waits for the GPU: the resources keep what they are given until
+// release_unused() (README.md: a cudaFree while the JPEG engines worked hung the H100). No
+// allocation waits on the GPU unless memory ran out, and no stream of the pipeline or the
+// framework is made to wait on another (which could serialise a decode stream behind a training
+// stream).
 //
 // Rules for callers:
 //   * Use a block only on the streams it is known to: the allocation stream, or ones added by
@@ -127,6 +136,7 @@ class StreamOrderedPool : public std::enable_shared_from_this<StreamOrderedPool>
     std::vector<StreamHandle> streams;
   };
 
+  std::shared_ptr<void> allocate_device(size_t bytes, StreamHandle stream);
   void release(void* p) noexcept;
   bool try_make_reusable_locked(FreeBlock& b, StreamHandle stream);
   bool settle_locked(FreeBlock& b);  // drops completed events; true when none is left
@@ -144,8 +154,7 @@ class StreamOrderedPool : public std::enable_shared_from_this<StreamOrderedPool>
   std::shared_ptr<MemoryResource> upstream_;
   std::string name_;
   int device_;          // the GPU of a device pool; -1 for pinned
-  DeviceResource* device_upstream_;  // upstream_ when it is device_resource(); else null
-  bool same_stream_ok_;  // device memory: a block may be reused at once on the stream it used
+  DeviceResource* device_upstream_;  // upstream_ when it is device_resource(): no cache of our own
   mutable std::mutex mu_;
   std::map<uint64_t, FreeBlock> free_;        // release stamp -> cached block: oldest first
   std::multimap<size_t, uint64_t> by_size_;   // size class -> release stamp

@@ -189,11 +189,39 @@ TEST(CudaPool, KernelWritesPoolMemoryAndItComesBack) {
   }
 }
 
-TEST(CudaPool, AllocateFreeReuseAndStats) {
+TEST(CudaPool, DeviceStatsAndSameStreamReuse) {
   SKIP_WITHOUT_GPU();
   CudaStream s(0);
-  for (auto resource : {device_resource(0), pinned_resource()}) {
-    SCOPED_TRACE(memory_kind_name(resource->kind()));
+  auto pool = std::make_shared<StreamOrderedPool>(device_resource(0), "device:0");
+  size_t held = 0;
+  {
+    auto a = pool->allocate(1000, s.get());
+    MemoryStats st = pool->stats();
+    EXPECT_EQ(st.allocated, 1024u);  // multiples of 256 bytes
+    EXPECT_EQ(st.reserved, st.allocated);
+    EXPECT_GE(st.resource_held, st.allocated);
+    auto z = pool->allocate(0, s.get());  // valid and distinct
+    EXPECT_NE(z.get(), nullptr);
+    EXPECT_NE(z.get(), a.get());
+    EXPECT_EQ(pool->stats().num_allocations, 2u);
+    held = pool->stats().resource_held;
+  }
+  EXPECT_EQ(pool->stats().allocated, 0u);
+  EXPECT_EQ(pool->stats().reserved, 0u);
+  EXPECT_EQ(pool->stats().peak_allocated, 1024u + 256u);
+  for (int i = 0; i < 100; ++i) {  // the CUDA pool is the cache: the same memory again
+    auto b = pool->allocate(1000 + 10 * i, s.get());
+    launch_iota(static_cast<uint32_t*>(b.get()), 250, i, s.get());
+  }
+  EXPECT_EQ(pool->stats().resource_held, held);
+  s.synchronize();
+}
+
+TEST(CudaPool, PinnedAllocateFreeReuseAndStats) {
+  SKIP_WITHOUT_GPU();
+  CudaStream s(0);
+  {
+    auto resource = pinned_resource();
     auto pool = std::make_shared<StreamOrderedPool>(resource, "test");
     const size_t cls = MemoryPool::size_class(1000);
     void* first = nullptr;
@@ -237,26 +265,15 @@ TEST(CudaPool, DeviceBlockWaitsForItsStreamBeforeAnotherMayHaveIt) {
     launch_spin(300, a.get());
     launch_iota(static_cast<uint32_t*>(buf.get()), bytes / 4, 0, a.get());
   }  // released while stream a still has to write it
-  EXPECT_EQ(pool->pending_bytes(), MemoryPool::size_class(bytes));
   {
     auto other = pool->allocate(bytes, b.get());
     EXPECT_NE(other.get(), p) << "handed to stream b while stream a may still write it";
+    // The engines write without waiting for what their stream waits for, so no wait may stand
+    // in for completion either: b is not behind a.
+    EXPECT_FALSE(a.query()) << "the spin ended too soon for this test to mean anything";
   }
-  {
-    auto same = pool->allocate(bytes, a.get());
-    EXPECT_EQ(same.get(), p) << "stream a runs in order: it may reuse its own block at once";
-  }
-  b.synchronize();
-  // b's block is idle now; a's is too if the spin has already ended (timing on a fast GPU).
-  size_t released = pool->release_unused();
-  EXPECT_GE(released, MemoryPool::size_class(bytes));
-  EXPECT_LE(released, 2 * MemoryPool::size_class(bytes));
   a.synchronize();
-  {
-    auto later = pool->allocate(bytes, b.get());
-    EXPECT_EQ(later.get(), p) << "stream a finished: the block is free for anyone";
-  }
-  EXPECT_EQ(pool->pending_bytes(), 0u);
+  b.synchronize();
 }
 
 TEST(CudaPool, RecordStreamDelaysReuse) {
@@ -277,8 +294,7 @@ TEST(CudaPool, RecordStreamDelaysReuse) {
     EXPECT_NE(again.get(), p) << "stream b may still use the block";
   }
   b.synchronize();
-  auto again = pool->allocate(4096, a.get());
-  EXPECT_EQ(again.get(), p) << "stream b finished: the block is free again";
+  a.synchronize();
 }
 
 TEST(CudaPool, PinnedBlockWaitsForCopiesEvenOnTheSameStream) {
@@ -305,15 +321,17 @@ TEST(CudaPool, PinnedBlockWaitsForCopiesEvenOnTheSameStream) {
   EXPECT_EQ(h3.get(), p) << "the copy finished: the block is free again";
 }
 
-TEST(CudaPool, ReleaseUnusedKeepsBlocksThatAreStillInUse) {
+TEST(CudaPool, ReleaseUnusedKeepsPinnedBlocksThatAreStillInUse) {
   SKIP_WITHOUT_GPU();
   CudaStream a(0);
-  auto pool = std::make_shared<StreamOrderedPool>(device_resource(0), "device:0");
+  auto dev = std::make_shared<StreamOrderedPool>(device_resource(0), "device:0");
+  auto pool = std::make_shared<StreamOrderedPool>(pinned_resource(), "pinned");
   const size_t cls = MemoryPool::size_class(1 << 16);
+  auto d = dev->allocate(1 << 16, a.get());
   {
     auto buf = pool->allocate(1 << 16, a.get());
     launch_spin(300, a.get());
-    launch_iota(static_cast<uint32_t*>(buf.get()), 1 << 14, 0, a.get());
+    cuda_memcpy_async(d.get(), buf.get(), 1 << 16, a.get());
   }
   EXPECT_EQ(pool->release_unused(), 0u);
   EXPECT_EQ(pool->stats().reserved, cls);
@@ -333,11 +351,10 @@ TEST(CudaPool, ForgetStreamLetsAStreamGoBeforeItsBuffers) {
     launch_increment(static_cast<uint32_t*>(buf.get()), 1024, shortlived.get());
     pool->forget_stream(shortlived.get());
   }  // the stream is destroyed; releasing the buffer must not touch it
-  void* p = buf.get();
-  buf.reset();
+  buf.reset();  // freed behind stream a alone
   a.synchronize();
   auto again = pool->allocate(4096, a.get());
-  EXPECT_EQ(again.get(), p);
+  EXPECT_NE(again.get(), nullptr);
 }
 
 TEST(CudaPool, CapErrorSaysWhatThePoolHolds) {
@@ -352,10 +369,9 @@ TEST(CudaPool, CapErrorSaysWhatThePoolHolds) {
   EXPECT_TRUE(contains(e.what(), "device:0")) << e.what();
   EXPECT_TRUE(contains(e.what(), "cap of 1.0 MiB")) << e.what();
   EXPECT_TRUE(contains(e.what(), "0.8 MiB in live buffers")) << e.what();
-  EXPECT_EQ(pool->stats().reserved, MemoryPool::size_class(768 << 10))
-      << "the cached block is given back before failing";
+  EXPECT_EQ(pool->stats().reserved, size_t{768} << 10) << "a released block counts no more";
   held.reset();
-  EXPECT_NO_THROW(pool->allocate(512 << 10, s.get()));  // fits once the big block is cached
+  EXPECT_NO_THROW(pool->allocate(512 << 10, s.get()));  // fits once the big block is released
 }
 
 TEST(CudaPool, OutOfMemoryErrorSaysWhatThePoolHoldsAndWhatTheGpuHas) {
@@ -453,9 +469,11 @@ TEST(CudaPool, VaryingSizesDoNotGrowTheCache) {
                 "MiB at the end\n", memory_kind_name(resource->kind()), st.peak_reserved >> 20,
                 held_early >> 20, held_end >> 20);
     EXPECT_LE(held_end, held_early * 115 / 100 + 4 * MiB);
-    // Mostly served from the cache (pinned blocks wait for their copies even on the same stream,
-    // so more of them are pending when asked for: 312 of 1200 on the H100).
-    EXPECT_LT(st.num_upstream_allocations, st.num_allocations / 3);
+    // Pinned blocks come mostly from stoker's cache (they wait for their copies even on the same
+    // stream, so more of them are pending when asked for: 312 of 1200 on the H100); device
+    // blocks all come from the CUDA pool, the only cache there.
+    if (resource->kind() == MemoryKind::kPinned)
+      EXPECT_LT(st.num_upstream_allocations, st.num_allocations / 3);
     pool->release_unused();
     EXPECT_EQ(pool->stats().reserved, 0u);
   }
