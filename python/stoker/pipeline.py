@@ -537,7 +537,9 @@ class Pipeline:
         - ``operators``: per operator, its ``device`` and ``stage``, ``iterations``,
           ``batch_ms`` (total time on its stage's thread: setup, or the whole batch for batch
           operators such as readers and GPU operators) and ``sample_ms`` (total time of its
-          per-sample work on the worker threads, summed over samples);
+          per-sample work on the worker threads, summed over samples); the mixed decoders add
+          ``counters``: images decoded by ``jpeg_engines``, ``cuda_cores`` and ``cpu``, and
+          ``window_only``, the GPU-decoded ones that decoded just the window kept;
         - ``stages``: per stage (``cpu``, ``mixed``, ``gpu``, those the pipeline has; one
           ``cpu+mixed+gpu`` stage when the pipeline is not pipelined), ``iterations`` and
           ``busy_ms``;
@@ -721,6 +723,20 @@ def pipeline_def(fn=None, **pipeline_kwargs):
     return decorator(fn) if fn is not None else decorator
 
 
+def _decoded_by(c):
+    """'decoded by: JPEG engines 97%, CUDA cores 0%, CPU 3% (...)' for a mixed decoder."""
+    total = c["jpeg_engines"] + c["cuda_cores"] + c["cpu"]
+    if total == 0:
+        return "decoded nothing yet"
+    pct = lambda k: f"{100 * c[k] / total:.0f}%"
+    text = (f"decoded by: JPEG engines {pct('jpeg_engines')}, CUDA cores {pct('cuda_cores')}, "
+            f"CPU {pct('cpu')} of {total:,} images")
+    gpu = c["jpeg_engines"] + c["cuda_cores"]
+    if gpu and c["window_only"]:
+        text += f"; {100 * c['window_only'] / gpu:.0f}% of the GPU's decoded only their window"
+    return text
+
+
 def _profile_report(p):
     n, elapsed = p["batches"], p["elapsed_ms"]
     if n == 0 or elapsed <= 0:
@@ -744,6 +760,8 @@ def _profile_report(p):
         lines.append(f"  {o['operator']:<48} {o['device']:<5} "
                      f"{per(o['batch_ms'], o['iterations']):8.2f} / "
                      f"{per(o['sample_ms'], o['iterations']):8.2f}")
+        if "jpeg_engines" in o.get("counters", {}):
+            lines.append("    " + _decoded_by(o["counters"]))
     waited = p["wait_ms"] / elapsed
     if waited < 0.05:
         lines.append(f"Verdict: run() waited for batches {100 * waited:.0f}% of the time: the "

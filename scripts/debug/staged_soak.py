@@ -72,6 +72,7 @@ def main():
                   f"MiB, held {m['device'].get('resource_held', 0) >> 20} MiB, pinned held "
                   f"{m['pinned'].get('resource_held', 0) >> 10} KiB", flush=True)
     print(f"{name}: done, {it} iterations in {time.monotonic() - t0:.0f} s", flush=True)
+    print(p.profile_report(), flush=True)
 
 
 if __name__ == "__main__":

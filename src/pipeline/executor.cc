@@ -495,6 +495,7 @@ Profile Executor::profile() const {
     o.iterations = op_times_[k].iterations;
     o.batch_ms = ms(op_times_[k].batch);
     o.sample_ms = ms(op_times_[k].sample);
+    o.counters = ops_[k]->counters();
     p.ops.push_back(std::move(o));
   }
   for (int s = 0; s < num_stages_; ++s) {

@@ -72,6 +72,7 @@ struct Profile {
     int64_t iterations = 0;
     double batch_ms = 0;   // on the stage's thread: setup, or run_batch (batch operators)
     double sample_ms = 0;  // on the worker threads: run_sample, summed over samples
+    std::vector<std::pair<std::string, int64_t>> counters;  // Operator::counters()
   };
   struct Stage {
     std::string name;  // "cpu", "mixed", "gpu"

@@ -155,6 +155,10 @@ class Operator {
 
   virtual std::optional<ReaderMeta> reader_meta() const { return std::nullopt; }
 
+  // Counts an operator keeps for Pipeline.profile() (the mixed decoders: how many images each
+  // decoder took). Called from any thread while the pipeline runs.
+  virtual std::vector<std::pair<std::string, int64_t>> counters() const { return {}; }
+
   // Readers: choose the samples of the next batch (called once per iteration, before run).
   virtual void begin_iteration(int64_t batch_size) {}
   // Readers: the samples at these positions of the current batch were bad; never deliver them

@@ -248,6 +248,11 @@ void bind_pipeline(py::module_& m) {
           d["iterations"] = o.iterations;
           d["batch_ms"] = o.batch_ms;
           d["sample_ms"] = o.sample_ms;
+          if (!o.counters.empty()) {
+            py::dict c;
+            for (const auto& [name, value] : o.counters) c[py::str(name)] = value;
+            d["counters"] = c;
+          }
           ops.append(d);
         }
         for (const Profile::Stage& s : p.stages) {

@@ -11,8 +11,9 @@ HAS_GPU = stoker._C.cuda_device_count() > 0
 pytestmark = pytest.mark.skipif(not HAS_GPU, reason="no GPU here")
 
 
-def run_pair(files, make, batch_size=8, iterations=1, **pipe_args):
-    """Runs make(jpegs, device) for 'mixed' and 'cpu' over `files`; returns lists of sample pairs."""
+def run_pair(files, make, batch_size=8, iterations=1, pipes=None, **pipe_args):
+    """Runs make(jpegs, device) for 'mixed' and 'cpu' over `files`; returns lists of sample pairs
+    (and appends the mixed pipeline to `pipes`, when given)."""
     def build(device):
         @pipeline_def(batch_size=batch_size, num_threads=3, device_id=0, seed=11, **pipe_args)
         def pipe():
@@ -22,6 +23,8 @@ def run_pair(files, make, batch_size=8, iterations=1, **pipe_args):
         p.build()
         return p
     g, c = build("mixed"), build("cpu")
+    if pipes is not None:
+        pipes.append(g)
     pairs = []
     for _ in range(iterations):
         (go,), (co,) = g.run(), c.run()
@@ -81,6 +84,66 @@ def test_mixed_fused_resize(jpeg_files):
         close(g, c, mean=4.0, share=0.4)
 
 
+def decoded_by(pipe):
+    """The mixed decoder's counters from profile()."""
+    (c,) = [o["counters"] for o in pipe.profile()["operators"] if "counters" in o]
+    return c
+
+
+def test_profile_says_which_decoder_took_each_image(jpeg_files):
+    pipes = []
+    pairs = run_pair(photos(jpeg_files), lambda j, d: fn.decoders.image_crop(
+        j, device=d, crop=(100, 120), jpeg_fancy_upsampling=True), iterations=2, pipes=pipes)
+    c = decoded_by(pipes[0])
+    total = c["jpeg_engines"] + c["cuda_cores"] + c["cpu"]
+    # every image run() returned, and those the pipeline prefetched: whole batches of 8
+    assert total >= len(pairs) == 16 and total % 8 == 0, c
+    assert c["jpeg_engines"] + c["cuda_cores"] > c["cpu"], c  # real photos: the GPU takes most
+    assert c["window_only"] <= c["jpeg_engines"] + c["cuda_cores"], c
+    report = pipes[0].profile_report()
+    print(report)
+    assert "decoded by: JPEG engines" in report
+
+
+# The CUDA-core path is what GPUs without JPEG engines (and the engines' rejects) take for every
+# image: STOKER_NVJPEG_HARDWARE=0 keeps the engines out. hybrid_huffman_threshold=0 moves the
+# Huffman decoding of every image to the GPU.
+CUDA_CORE_DECODERS = {
+    "whole": lambda j, d, **k: fn.decoders.image(j, device=d, jpeg_fancy_upsampling=True, **k),
+    "crop": lambda j, d, **k: fn.decoders.image_crop(
+        j, device=d, crop=(100, 120), crop_pos_x=0.3, crop_pos_y=0.7, jpeg_fancy_upsampling=True, **k),
+    "random_crop": lambda j, d, **k: fn.decoders.image_random_crop(
+        j, device=d, jpeg_fancy_upsampling=True, **k),
+}
+
+
+@pytest.mark.parametrize("huffman", ["cpu", "gpu"])
+@pytest.mark.parametrize("kind", sorted(CUDA_CORE_DECODERS))
+def test_cuda_cores_without_engines_match_cpu(jpeg_files, monkeypatch, kind, huffman):
+    monkeypatch.setenv("STOKER_NVJPEG_HARDWARE", "0")
+    make = CUDA_CORE_DECODERS[kind]
+    extra = {"hybrid_huffman_threshold": 0} if huffman == "gpu" else {}
+    pipes = []
+    pairs = run_pair(photos(jpeg_files), lambda j, d: make(j, d, **extra), iterations=2, pipes=pipes)
+    for g, c in pairs:
+        assert g.shape == c.shape
+        close(g, c)
+    c = decoded_by(pipes[0])
+    assert c["jpeg_engines"] == 0
+    assert c["cuda_cores"] > c["cpu"], c
+    if kind != "whole":  # nvJPEG on CUDA cores decodes just the window
+        assert c["window_only"] == c["cuda_cores"], c
+
+
+def test_cuda_cores_fused_resize(jpeg_files, monkeypatch):
+    monkeypatch.setenv("STOKER_NVJPEG_HARDWARE", "0")
+    pairs = run_pair(photos(jpeg_files), lambda j, d: fn.decoders.image_random_crop(
+        j, device=d, size=(96, 96), jpeg_fancy_upsampling=True), iterations=2)
+    for g, c in pairs:
+        assert g.shape == c.shape == (96, 96, 3)
+        close(g, c, mean=4.0, share=0.4)
+
+
 def test_mixed_png_and_orientation_go_through_the_cpu_decoder(testdata):
     files = sorted((testdata / "images" / "png").rglob("*.png"))[:6]
     files += sorted((testdata / "images" / "orientation").rglob("*.jpg"))[:4]
@@ -99,7 +162,11 @@ def test_mixed_png_and_orientation_go_through_the_cpu_decoder(testdata):
 KNOWN_NVJPEG_DIFFERENCES = {"blank_800x280.jpg"}
 
 
-def test_every_edge_case_decodes_close_to_the_cpu_or_fails_the_same_way(testdata):
+@pytest.mark.parametrize("engines", ["on", "off"])
+def test_every_edge_case_decodes_close_to_the_cpu_or_fails_the_same_way(testdata, monkeypatch,
+                                                                          engines):
+    if engines == "off":
+        monkeypatch.setenv("STOKER_NVJPEG_HARDWARE", "0")
     files = sorted(p for p in (testdata / "images" / "jpeg_edge").rglob("*")
                    if p.is_file() and p.suffix.lower() in (".jpg", ".jpeg"))
     assert files

@@ -1,6 +1,7 @@
 // nvJPEG decoding as the mixed decoders use it: the hardware JPEG engines for a batch at a time,
-// and nvJPEG on CUDA cores (Huffman decoding on the CPU) for one image at a time from worker
-// threads, each on its own stream. No CUDA or nvJPEG header here (streams are StreamHandle).
+// and nvJPEG on CUDA cores for one image at a time from worker threads, each on its own stream
+// (Huffman decoding on that thread, or on the GPU for large images). Both can decode just a
+// window of the image. No CUDA or nvJPEG header here (streams are StreamHandle).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -12,12 +13,20 @@
 
 namespace stoker::nvjpeg {
 
-// One image to decode into device memory: interleaved (RGBI, BGRI) or one plane (Y).
+// A window of an image in stored pixels; w < 0 means the whole image.
+struct Window {
+  int64_t y = 0, x = 0, h = -1, w = -1;
+  bool whole() const { return w < 0; }
+};
+
+// One image (or a window of it) to decode into device memory: interleaved (RGBI, BGRI) or one
+// plane (Y).
 struct DecodeTarget {
   const uint8_t* data = nullptr;
   size_t size = 0;
   uint8_t* dst = nullptr;
   size_t pitch = 0;  // bytes between rows of dst
+  Window window;     // what to decode: window.h rows of window.w pixels land in dst
 };
 
 // What a header says, as far as choosing a decoder goes.
@@ -26,14 +35,17 @@ struct StreamInfo {
   int components = 0;
   int precision = 8;
   JpegEncoding encoding = JpegEncoding::kUnknown;
-  bool hardware = false;  // the engines take it (and this GPU has them)
+  bool hardware = false;         // the engines take the whole image (and this GPU has them)
+  bool hardware_window = false;  // the engines take the window parse() was given
 };
 
 class BatchDecoder {
  public:
   // `threads`: how many worker threads (0 .. threads-1) may call parse() and decode_cuda() at
   // once. `fancy_upsampling`: interpolate chroma as libjpeg-turbo does (where nvJPEG can).
-  BatchDecoder(int device, int threads, bool fancy_upsampling);
+  // `gpu_huffman_pixels`: on CUDA cores, images with more pixels than this have their Huffman
+  // decoding done on the GPU rather than on the worker thread (DALI's hybrid_huffman_threshold).
+  BatchDecoder(int device, int threads, bool fancy_upsampling, int64_t gpu_huffman_pixels);
   ~BatchDecoder();
   BatchDecoder(const BatchDecoder&) = delete;
   BatchDecoder& operator=(const BatchDecoder&) = delete;
@@ -44,13 +56,16 @@ class BatchDecoder {
   void synchronize_streams() noexcept;
   unsigned hardware_engines() const { return hw_engines_; }
 
-  // Parses the header from worker `thread`. Throws Error(kDecode) for a header nvJPEG rejects.
-  StreamInfo parse(const uint8_t* data, size_t size, int thread);
+  // Parses the header from worker `thread`, and asks whether the engines take the image, whole
+  // and as `window` (the engines' window decoding is newer and narrower). Throws Error(kDecode)
+  // for a header nvJPEG rejects.
+  StreamInfo parse(const uint8_t* data, size_t size, int thread, const Window& window);
 
   // The hardware engines' own stream: memory that only the engines write first is best
   // allocated for it (then no wait on the pipeline's earlier work is needed).
   StreamHandle hardware_stream() const { return hw_stream_.get(); }
-  // Decodes `targets` on the engines (every one must have parsed with hardware = true), on
+  // Decodes `targets` on the engines (each must have parsed with hardware, or hardware_window
+  // when it has a window), on
   // hardware_stream(); `stream` then waits for the result. The engines write as soon as the
   // call is made, whatever is queued on the streams, so with `after_stream` (targets in memory
   // `stream` handed out) the host first waits for the work queued on `stream`. Returns only
@@ -62,18 +77,26 @@ class BatchDecoder {
   // Before the workers decode into memory that `stream` just handed out: their streams wait
   // for everything queued on `stream` so far.
   void fork(StreamHandle stream);
-  // Decodes one image on CUDA cores from worker `thread`, queued on that thread's stream.
-  // Throws Error (kDecode for bad data, kUnsupported for what nvJPEG cannot decode).
+  // Decodes one image (or its window) on CUDA cores from worker `thread`, queued on that
+  // thread's stream: nvJPEG's decoupled phases, the host phase (Huffman decoding, unless the
+  // image is large) on this thread. Throws Error (kDecode for bad data, kUnsupported for what
+  // nvJPEG cannot decode).
   void decode_cuda(const DecodeTarget& target, OutputFormat format, int thread);
   // After the workers: `stream` waits for everything they queued since fork().
   void join(StreamHandle stream);
 
  private:
   struct Worker;
+  void create(int threads, bool fancy_upsampling);
+  void release() noexcept;  // frees what create() made, also when it failed half-way
   int device_;
+  int64_t gpu_huffman_pixels_;
   Handle handle_ = nullptr;     // CUDA cores (default backend)
+  JpegDecoder hybrid_ = nullptr;      // CUDA cores, Huffman decoding on the CPU
+  JpegDecoder gpu_hybrid_ = nullptr;  // CUDA cores, Huffman decoding on the GPU (may be null)
   Handle hw_handle_ = nullptr;  // the hardware engines, when this GPU has them
   JpegState hw_state_ = nullptr;
+  std::vector<DecodeParams> hw_params_;  // one per image of a hardware batch with windows
   unsigned hw_engines_ = 0;
   CudaStream hw_stream_;
   CudaEvent hw_before_, hw_done_;

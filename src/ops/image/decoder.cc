@@ -273,7 +273,9 @@ void ImageDecoderBase::add_args(OpSchema& schema) {
       .arg({.name = "jpeg_fancy_upsampling", .type = ArgType::kBool, .default_value = false,
             .doc = "device='mixed': interpolate chroma as the CPU decoder (libjpeg-turbo) does."})
       .arg({.name = "hybrid_huffman_threshold", .type = ArgType::kInt, .default_value = int64_t{1000000},
-            .doc = "Accepted for DALI compatibility (nvJPEG chooses where Huffman decoding runs)."})
+            .doc = "device='mixed': JPEGs with more pixels than this that decode on CUDA cores "
+                   "(not on the hardware engines) have their Huffman decoding done on the GPU "
+                   "instead of on a CPU thread.", .min = 0})
       .arg({.name = "device_memory_padding", .type = ArgType::kInt, .default_value = int64_t{16777216},
             .doc = "Accepted for DALI compatibility (stoker's pools size themselves)."})
       .arg({.name = "host_memory_padding", .type = ArgType::kInt, .default_value = int64_t{8388608},

@@ -50,6 +50,9 @@ class ImageDecoderBase : public Operator {
   // in one device batch. MixedDecoder<Op> (decoder_mixed.h) makes a decoder's mixed twin.
   void prepare_mixed();
   void run_batch_mixed(Workspace& ws);
+  // The mixed backend: images decoded so far by the JPEG engines, by nvJPEG on CUDA cores and
+  // by the CPU, and how many of the GPU ones decoded just the window kept.
+  std::vector<std::pair<std::string, int64_t>> mixed_counters() const;
 
  protected:
   struct SamplePlan {

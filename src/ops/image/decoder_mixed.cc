@@ -38,7 +38,10 @@ struct ImageDecoderBase::MixedState {
   double hw_load = 0.65;
   bool fancy = false;
   bool ampere = false;  // hw_decoder_load applies to the A100's engines only (as in DALI)
+  int64_t gpu_huffman_pixels = 1000000;
   int64_t batches = 0;
+  std::atomic<int64_t> routed[3] = {0, 0, 0};  // by Route
+  std::atomic<int64_t> windows{0};             // GPU-decoded images that decoded only a window
 };
 
 namespace {
@@ -122,6 +125,7 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
     mixed_ = std::make_shared<MixedState>();
     mixed_->hw_load = spec_.get<double>("hw_decoder_load");
     mixed_->fancy = spec_.get<bool>("jpeg_fancy_upsampling");
+    mixed_->gpu_huffman_pixels = spec_.get<int64_t>("hybrid_huffman_threshold");
   }
   if (!mixed_->decoder || mixed_->device != ws.gpu->device()) {
     std::string why;
@@ -129,19 +133,22 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
       fail(ErrorKind::kUnsupported, "device='mixed' decodes JPEGs with nvJPEG, which cannot be "
                                     "used here: " + why);
     mixed_->device = ws.gpu->device();
-    mixed_->decoder = std::make_unique<nvjpeg::BatchDecoder>(mixed_->device, threads, mixed_->fancy);
+    mixed_->decoder = std::make_unique<nvjpeg::BatchDecoder>(mixed_->device, threads, mixed_->fancy,
+                                                            mixed_->gpu_huffman_pixels);
     mixed_->ampere = cuda_device_major(mixed_->device) == 8;
   }
   nvjpeg::BatchDecoder& dec = *mixed_->decoder;
   clock.on = clock.on && mixed_->batches % 16 == 0;
 
   // 1. Routes. Only 8-bit output in RGB, BGR or gray, at the stored orientation, from JPEGs with
-  // 1 or 3 components of 8 bits goes to nvJPEG.
+  // 1 or 3 components of 8 bits goes to nvJPEG. Each decodes the window the plan keeps (the
+  // crop, or the fused resize's region) where it can; the engines may take only whole images.
   const bool gray = base_.color == codecs::ColorOut::kGray;
   const nvjpeg::OutputFormat format = gray ? nvjpeg::OutputFormat::kY
                                       : base_.color == codecs::ColorOut::kBGR ? nvjpeg::OutputFormat::kBGRI
                                                                               : nvjpeg::OutputFormat::kRGBI;
   std::vector<Route> route(n, Route::kCpu);
+  std::vector<nvjpeg::Window> want(n), decoded(n);  // the window kept; the window decoded
   ws.thread_pool->parallel_for(n, [&](int64_t i, int thread) {
     const SamplePlan& p = plans_[i];
     if (p.failed || dtype_ != DType::kUInt8 || p.info.format != codecs::ImageFormat::kJpeg) return;
@@ -152,22 +159,25 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
     // Images of a few pixels (reftest's 3x3 and 4x4) come out wrong from nvJPEG; they cost
     // nothing on the CPU.
     if (p.info.height < 16 || p.info.width < 16) return;
+    const codecs::Roi& r = p.params.roi;
+    if (!r.is_full()) {
+      const int64_t y1 = r.y1 < 0 ? p.info.height : r.y1, x1 = r.x1 < 0 ? p.info.width : r.x1;
+      want[i] = nvjpeg::Window{r.y0, r.x0, y1 - r.y0, x1 - r.x0};
+    }
     nvjpeg::StreamInfo info;
     try {
-      info = dec.parse(data, size, thread);
+      info = dec.parse(data, size, thread, want[i]);
     } catch (const Error&) {
       return;  // the CPU decoder reports it (or decodes what nvJPEG cannot parse)
     }
     if (info.height != p.info.height || info.width != p.info.width || info.precision != 8) return;
     if (info.encoding == nvjpeg::JpegEncoding::kLosslessHuffman) return;
-    const int channels = gray ? 1 : 3;
-    if (base_.color == codecs::ColorOut::kAny && info.components != 3) return;
     // Grayscale JPEGs go to the CPU: nvJPEG decodes some (a single component with 2x2 sampling
     // factors, reftest's grayscale_16x24_sampling2x2.jpg) wrongly, and they are rare in
     // training data.
     if (info.components != 3) return;
-    (void)channels;
     route[i] = info.hardware ? Route::kHardware : Route::kCuda;
+    decoded[i] = info.hardware && !info.hardware_window ? nvjpeg::Window{} : want[i];
   });
   clock.lap("parse");
   // On an A100, hw_decoder_load of the hardware-eligible share stays on the engines; the rest
@@ -176,21 +186,26 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
     int64_t eligible = std::count(route.begin(), route.end(), Route::kHardware);
     int64_t keep = static_cast<int64_t>(std::llround(eligible * mixed_->hw_load));
     for (int64_t i = n - 1, moved = 0; i >= 0 && moved < eligible - keep; --i)
-      if (route[i] == Route::kHardware) route[i] = Route::kCuda, ++moved;
+      if (route[i] == Route::kHardware) route[i] = Route::kCuda, decoded[i] = want[i], ++moved;
   }
 
-  // Where each GPU-decoded image goes: straight into the output when it is the whole image,
-  // else into scratch (whole), cropped or resampled from there.
+  // Where each GPU-decoded image goes: straight into the output when what it decodes is the
+  // output, else into scratch, cropped or resampled from there.
   const int64_t c_out = gray ? 1 : 3;
+  auto extent = [&](int64_t i) {  // rows and columns decoded
+    const nvjpeg::Window& d = decoded[i];
+    return d.whole() ? std::pair{plans_[i].info.height, plans_[i].info.width} : std::pair{d.h, d.w};
+  };
   std::vector<int64_t> scratch_off(n, -1);
   int64_t scratch_bytes = 0;
   for (int64_t i = 0; i < n; ++i) {
     if (route[i] == Route::kCpu) continue;
-    const SamplePlan& p = plans_[i];
-    const bool whole = !p.src && p.params.roi.is_full();
-    if (whole) continue;
+    // (decoded[i] is either want[i] or the whole image)
+    const bool is_output = !plans_[i].src && decoded[i].whole() == want[i].whole();
+    if (is_output) continue;
     scratch_off[i] = scratch_bytes;
-    scratch_bytes += p.info.height * p.info.width * c_out;
+    auto [h, w] = extent(i);
+    scratch_bytes += h * w * c_out;
   }
   // Scratch is written first by the engines (or the CUDA workers, which wait for the pipeline's
   // stream anyway): allocated for the engines' stream, so their decode need not wait for the
@@ -206,8 +221,8 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
     nvjpeg::DecodeTarget t;
     t.data = in.data<uint8_t>(i);
     t.size = in.sample_bytes(i);
-    const SamplePlan& p = plans_[i];
-    t.pitch = static_cast<size_t>(p.info.width * c_out);
+    t.window = decoded[i];
+    t.pitch = static_cast<size_t>(extent(i).second * c_out);
     t.dst = scratch_off[i] >= 0 ? static_cast<uint8_t*>(scratch.get()) + scratch_off[i]
                                 : static_cast<uint8_t*>(out[i].data);
     return t;
@@ -254,7 +269,7 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
   }
 
   clock.lap("cuda");
-  // 3. Crops and the fused resize of what the GPU decoded.
+  // 3. Crops and the fused resize of what went to scratch.
   std::vector<kernels::SliceArgs> crops;
   std::vector<void*> crop_out;
   std::vector<const void*> crop_in;
@@ -262,16 +277,18 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
   for (int64_t i = 0; i < n; ++i) {
     if (route[i] == Route::kCpu || scratch_off[i] < 0) continue;
     const SamplePlan& p = plans_[i];
-    const uint8_t* full = static_cast<const uint8_t*>(scratch.get()) + scratch_off[i];
-    const int64_t H = p.info.height, W = p.info.width;
-    const codecs::Roi& r = p.params.roi;
-    const int64_t y0 = r.y0, x0 = r.x0, y1 = r.y1 < 0 ? H : r.y1, x1 = r.x1 < 0 ? W : r.x1;
+    const uint8_t* src = static_cast<const uint8_t*>(scratch.get()) + scratch_off[i];
+    const auto [dh, dw] = extent(i);
+    const int64_t dy = decoded[i].whole() ? 0 : decoded[i].y, dx = decoded[i].whole() ? 0 : decoded[i].x;
+    const nvjpeg::Window& w = want[i];
+    const int64_t y0 = w.whole() ? 0 : w.y, x0 = w.whole() ? 0 : w.x;
+    const int64_t h = w.whole() ? p.info.height : w.h, wd = w.whole() ? p.info.width : w.w;
     if (p.src) {
       kernels::cuda::ResampleJob j;
-      j.in = full + (y0 * W + x0) * c_out;
-      j.in_h = y1 - y0;
-      j.in_w = x1 - x0;
-      j.in_row_stride = W * c_out;
+      j.in = src + ((y0 - dy) * dw + (x0 - dx)) * c_out;
+      j.in_h = h;
+      j.in_w = wd;
+      j.in_row_stride = dw * c_out;
       j.in_pixel_stride = c_out;
       j.out = out[i].data;
       j.out_h = out.shape(i)[0];
@@ -282,11 +299,11 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
       resizes.push_back(j);
     } else {
       kernels::SliceArgs a;
-      a.in_shape = {H, W, c_out};
-      a.anchor = {y0, x0, 0};
-      a.shape = {y1 - y0, x1 - x0, c_out};
+      a.in_shape = {dh, dw, c_out};
+      a.anchor = {y0 - dy, x0 - dx, 0};
+      a.shape = {h, wd, c_out};
       crops.push_back(a);
-      crop_in.push_back(full);
+      crop_in.push_back(src);
       crop_out.push_back(out[i].data);
     }
   }
@@ -353,8 +370,21 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
   if (clock.on)
     std::fprintf(stderr, "stoker mixed decoder: %lld images (%zu hw, %zu cuda, %zu cpu), ms:%s\n",
                  static_cast<long long>(n), hw.size(), cuda.size(), cpu.size(), clock.line.c_str());
+  for (int64_t i = 0; i < n; ++i) {
+    mixed_->routed[static_cast<int>(route[i])]++;
+    if (route[i] != Route::kCpu && !decoded[i].whole()) mixed_->windows++;
+  }
   // The scratch and staging blocks return to the pools here; the pools wait for the stream.
   mixed_->batches++;
+}
+
+std::vector<std::pair<std::string, int64_t>> ImageDecoderBase::mixed_counters() const {
+  if (!mixed_) return {};
+  const auto& r = mixed_->routed;
+  return {{"jpeg_engines", r[static_cast<int>(Route::kHardware)]},
+          {"cuda_cores", r[static_cast<int>(Route::kCuda)]},
+          {"cpu", r[static_cast<int>(Route::kCpu)]},
+          {"window_only", mixed_->windows}};
 }
 
 }  // namespace stoker

@@ -11,6 +11,9 @@ class MixedDecoder final : public Decoder {
   explicit MixedDecoder(const OpSpec& spec) : Decoder(spec) { this->prepare_mixed(); }
   bool sample_wise() const override { return false; }
   void run_batch(Workspace& ws) override { this->run_batch_mixed(ws); }
+  std::vector<std::pair<std::string, int64_t>> counters() const override {
+    return this->mixed_counters();
+  }
 };
 
 }  // namespace stoker
