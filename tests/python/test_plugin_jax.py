@@ -43,12 +43,12 @@ def label_pipe(files, batch_size=2, pad=False, shard_id=0, num_shards=1):
 
 
 def two_devices():
-    devs = jax.devices("cpu")
-    if len(jax.devices()) < 2:  # the iterator places shards on the default backend's devices
-        pytest.skip(f"JAX's default backend has one device ({jax.devices()})")
+    """Two devices of JAX's default backend, where the iterator places shards: two CPU devices
+    here (XLA_FLAGS above), two GPUs on a machine with two."""
+    devs = jax.local_devices()
     if len(devs) < 2:
-        pytest.skip("JAX started with one CPU device (set XLA_FLAGS="
-                    "--xla_force_host_platform_device_count=2 before JAX is imported)")
+        pytest.skip(f"JAX's default backend has one device ({devs}): needs two GPUs, or the CPU "
+                    "backend started with XLA_FLAGS=--xla_force_host_platform_device_count=2")
     return devs[:2]
 
 
