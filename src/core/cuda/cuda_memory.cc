@@ -463,18 +463,20 @@ std::string StreamOrderedPool::describe_locked() const {
   return s;
 }
 
-void* StreamOrderedPool::take_upstream_locked(size_t cls, StreamHandle stream,
-                                              std::unique_lock<std::mutex>& lock) {
+void StreamOrderedPool::fail_over_cap_locked(size_t need) const {
+  fail(ErrorKind::kOutOfMemory,
+       "the " + name_ + " memory pool would exceed its cap of " + mib(stats_.cap) + ": " +
+           describe_locked() + ", and needs " + mib(need) +
+           " more. Raise the cap, lower batch_size or prefetch_queue_depth, or release batches "
+           "you hold");
+}
+
+void* StreamOrderedPool::take_upstream_locked(size_t cls, std::unique_lock<std::mutex>& lock) {
   auto take = [&] { return upstream_->allocate(cls); };
   auto over_cap = [&] { return stats_.cap && stats_.reserved + cls > stats_.cap; };
   if (over_cap()) release_idle_locked();
   if (over_cap()) drain_locked(lock);
-  if (over_cap())
-    fail(ErrorKind::kOutOfMemory,
-         "the " + name_ + " memory pool would exceed its cap of " + mib(stats_.cap) + ": " +
-             describe_locked() + ", and needs " + mib(cls) +
-             " more. Raise the cap, lower batch_size or prefetch_queue_depth, or release "
-             "batches you hold");
+  if (over_cap()) fail_over_cap_locked(cls);
   try {
     return take();
   } catch (const Error& e) {
@@ -501,12 +503,7 @@ std::shared_ptr<void> StreamOrderedPool::allocate_device(size_t bytes, StreamHan
   void* p = nullptr;
   {
     std::lock_guard<std::mutex> g(mu_);
-    if (stats_.cap && stats_.allocated + n > stats_.cap)
-      fail(ErrorKind::kOutOfMemory,
-           "the " + name_ + " memory pool would exceed its cap of " + mib(stats_.cap) + ": " +
-               describe_locked() + ", and needs " + mib(n) +
-               " more. Raise the cap, lower batch_size or prefetch_queue_depth, or release "
-               "batches you hold");
+    if (stats_.cap && stats_.allocated + n > stats_.cap) fail_over_cap_locked(n);
   }
   try {
     p = device_upstream_->allocate_on(n, stream);
@@ -566,7 +563,7 @@ std::shared_ptr<void> StreamOrderedPool::allocate(size_t bytes, StreamHandle str
     }
     if (!p) {
       trim_locked(target, cls);  // make room before growing
-      p = take_upstream_locked(cls, stream, lock);
+      p = take_upstream_locked(cls, lock);
       stats_.reserved += cls;
       stats_.num_upstream_allocations++;
       stats_.peak_reserved = std::max(stats_.peak_reserved, stats_.reserved);

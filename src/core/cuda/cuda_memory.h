@@ -146,7 +146,8 @@ class StreamOrderedPool : public std::enable_shared_from_this<StreamOrderedPool>
   void trim_locked(size_t target, size_t incoming);
   void erase_free_locked(std::map<uint64_t, FreeBlock>::iterator it);
   size_t drain_locked(std::unique_lock<std::mutex>& lock);  // waits outside the lock
-  void* take_upstream_locked(size_t cls, StreamHandle stream, std::unique_lock<std::mutex>& lock);
+  void* take_upstream_locked(size_t cls, std::unique_lock<std::mutex>& lock);
+  [[noreturn]] void fail_over_cap_locked(size_t need) const;
   std::string describe_locked() const;
   EventHandle get_event(int device);  // pool's lock held
   void put_event(EventHandle e, int device) noexcept;  // pool's lock held
