@@ -169,7 +169,11 @@ def test_every_edge_case_decodes_close_to_the_cpu_or_fails_the_same_way(testdata
         monkeypatch.setenv("STOKER_NVJPEG_HARDWARE", "0")
     files = sorted(p for p in (testdata / "images" / "jpeg_edge").rglob("*")
                    if p.is_file() and p.suffix.lower() in (".jpg", ".jpeg"))
+    # The fuzzers' seeds (corrupt JPEGs and BMPs), broken on purpose like crashtest's.
+    files += sorted(p for p in (testdata / "fuzzing").rglob("*")
+                    if p.suffix.lower() in (".jpg", ".jpeg", ".bmp"))
     assert files
+    broken = lambda f: "crashtest" in str(f) or "fuzzing" in str(f)
     checked, wrong = 0, []
     for f in files:
         def build(device):
@@ -183,7 +187,7 @@ def test_every_edge_case_decodes_close_to_the_cpu_or_fails_the_same_way(testdata
         try:
             (c,) = build("cpu").run()
         except stoker.DecodeError:
-            if "crashtest" in str(f):
+            if broken(f):
                 # Broken on purpose: nvJPEG may get an image out of what libjpeg-turbo refuses;
                 # what matters is no crash, and an error that names the file when it fails.
                 try:
@@ -198,11 +202,11 @@ def test_every_edge_case_decodes_close_to_the_cpu_or_fails_the_same_way(testdata
             (g,) = build("mixed").run()
         except stoker.DecodeError as e:
             # Data that libjpeg-turbo gets something out of with a warning may be refused.
-            assert "crashtest" in str(f) and f.name in str(e), (f, e)
+            assert broken(f) and f.name in str(e), (f, e)
             continue
         g, c = np.asarray(g.as_cpu()[0]), np.asarray(c[0])
         assert g.shape == c.shape, f
-        if "crashtest" not in str(f) and f.name not in KNOWN_NVJPEG_DIFFERENCES:
+        if not broken(f) and f.name not in KNOWN_NVJPEG_DIFFERENCES:
             # (crashtest files are broken on purpose: no right answer, only no crash)
             d = np.abs(g.astype(np.int32) - c.astype(np.int32))
             if d.mean() > 3.0:
