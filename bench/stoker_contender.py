@@ -19,7 +19,9 @@ decodes with device="mixed" (nvJPEG) and runs the rest on the GPU.
 """
 from __future__ import annotations
 
+import atexit
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -67,6 +69,9 @@ def dali_api_batches(api: dict, job: Job, device: str):
 
     p = pipe()
     p.build()
+    if os.environ.get("STOKER_BENCH_PROFILE") and hasattr(p, "profile_report"):
+        # Where the time went, in the row's log (bench/results/*.log), when the row ends.
+        atexit.register(lambda: print(p.profile_report(), file=sys.stderr, flush=True))
 
     iterator = api.get("iterator")
     if job.workload != "decode" and iterator is not None:

@@ -539,7 +539,10 @@ class Pipeline:
           operators such as readers and GPU operators) and ``sample_ms`` (total time of its
           per-sample work on the worker threads, summed over samples); the mixed decoders add
           ``counters``: images decoded by ``jpeg_engines``, ``cuda_cores`` and ``cpu``, and
-          ``window_only``, the GPU-decoded ones that decoded just the window kept;
+          ``window_only``, the GPU-decoded ones that decoded just the window kept; and when
+          the mixed decoders' planning (headers, windows, the choice of decoder) runs a stage
+          early, on the thread of the stage before theirs, its ``prepare_stage`` and
+          ``prepare_ms`` (total time, not in ``batch_ms``);
         - ``stages``: per stage (``cpu``, ``mixed``, ``gpu``, those the pipeline has; one
           ``cpu+mixed+gpu`` stage when the pipeline is not pipelined), ``iterations`` and
           ``busy_ms``;
@@ -760,6 +763,10 @@ def _profile_report(p):
         lines.append(f"  {o['operator']:<48} {o['device']:<5} "
                      f"{per(o['batch_ms'], o['iterations']):8.2f} / "
                      f"{per(o['sample_ms'], o['iterations']):8.2f}")
+        if "prepare_stage" in o:
+            lines.append(f"    planned a batch ahead in the "
+                         f"{p['stages'][o['prepare_stage']]['stage']} stage: "
+                         f"{per(o['prepare_ms'], o['iterations']):.2f} ms per batch there")
         if "jpeg_engines" in o.get("counters", {}):
             lines.append("    " + _decoded_by(o["counters"]))
     waited = p["wait_ms"] / elapsed

@@ -92,6 +92,16 @@ void Executor::plan_stages() {
     for (const std::string& name : stage_names_) all += (all.empty() ? "" : "+") + name;
     stage_names_.assign(1, all);
   }
+  // Operators that prepare early (Operator::prepares_early) do so in the last stage that makes
+  // one of their inputs, when that is an earlier stage than their own.
+  prepare_stage_.assign(n, -1);
+  for (size_t k = 0; pipelined_ && k < n; ++k) {
+    if (ops_[k]->sample_wise() || !ops_[k]->prepares_early()) continue;
+    int p = 0;
+    for (const auto* refs : {&graph_[k].inputs, &graph_[k].arg_inputs})
+      for (const NodeRef& r : *refs) p = std::max(p, stage_of_[r.op]);
+    if (p < stage_of_[k]) prepare_stage_[k] = p;
+  }
   handoff_.resize(num_stages_);
   op_times_ = std::make_unique<OpTimes[]>(n);
   stage_times_ = std::make_unique<StageTimes[]>(num_stages_);
@@ -290,29 +300,34 @@ void Executor::run_attempt(Iteration& it, int first, int last, IterationErrors& 
     if (errors.has_skipped()) throw RestartIteration{};
   };
 
-  for (size_t k = 0; k < n_ops; ++k) {
-    if (stage_of_[k] < first || stage_of_[k] > last) continue;
+  auto wire = [&](size_t k, Workspace& w) {  // a fresh workspace for operator k
     const GraphOp& g = graph_[k];
-    Operator& op = *ops_[k];
-    Workspace& w = ws[k];
     w = Workspace();
     w.iteration = iteration;
     w.batch_size = params_.batch_size;
     w.thread_pool = thread_pool_.get();
     w.host_pool = host_pool_.get();
-    w.spec = &op.spec();
+    w.spec = &ops_[k]->spec();
     w.errors = &errors;
-    w.on_error = op.on_error();
+    w.on_error = ops_[k]->on_error();
     w.gpu = gpu_.get();
+    for (const NodeRef& r : g.inputs) w.inputs.push_back(&ws[r.op].outputs[r.output]);
+    for (const NodeRef& r : g.arg_inputs) w.arg_inputs.push_back(&ws[r.op].outputs[r.output]);
+  };
+  it.prepared.resize(n_ops);
+
+  for (size_t k = 0; k < n_ops; ++k) {
+    if (stage_of_[k] < first || stage_of_[k] > last) continue;
+    const GraphOp& g = graph_[k];
+    Operator& op = *ops_[k];
+    Workspace& w = ws[k];
+    wire(k, w);
+    w.prepared = std::move(it.prepared[k]);
     bool needs_flush = !op.sample_wise();
-    for (const NodeRef& r : g.inputs) {
-      w.inputs.push_back(&ws[r.op].outputs[r.output]);
+    for (const NodeRef& r : g.inputs)
       if (pending_flag[r.op] && op.setup_reads_input_data()) needs_flush = true;
-    }
-    for (const NodeRef& r : g.arg_inputs) {
-      w.arg_inputs.push_back(&ws[r.op].outputs[r.output]);
+    for (const NodeRef& r : g.arg_inputs)
       if (pending_flag[r.op]) needs_flush = true;
-    }
     if (needs_flush) flush();
 
     op_times_[k].iterations++;
@@ -352,6 +367,20 @@ void Executor::run_attempt(Iteration& it, int first, int last, IterationErrors& 
     pending_flag[k] = true;
   }
   flush();
+  // Operators of later stages whose inputs are now complete may prepare here, so that their
+  // stage finds that part done (Operator::prepares_early).
+  for (size_t k = 0; k < n_ops; ++k) {
+    if (prepare_stage_[k] < first || prepare_stage_[k] > last) continue;
+    Workspace w;
+    wire(k, w);
+    Clock::time_point t = Clock::now();
+    try {
+      it.prepared[k] = ops_[k]->prepare(w);
+    } catch (...) {
+      rethrow_with(ops_[k]->spec().display_name(), ops_[k]->spec().display_name());
+    }
+    op_times_[k].prepare += ns_since(t);
+  }
   if (last < num_stages_ - 1) return;
   std::vector<Batch> outputs;
   for (const NodeRef& r : outputs_) outputs.push_back(ws[r.op].outputs[r.output]);
@@ -495,6 +524,8 @@ Profile Executor::profile() const {
     o.iterations = op_times_[k].iterations;
     o.batch_ms = ms(op_times_[k].batch);
     o.sample_ms = ms(op_times_[k].sample);
+    o.prepare_ms = ms(op_times_[k].prepare);
+    o.prepare_stage = prepare_stage_[k];
     o.counters = ops_[k]->counters();
     p.ops.push_back(std::move(o));
   }

@@ -71,6 +71,8 @@ struct Profile {
     int stage = 0;
     int64_t iterations = 0;
     double batch_ms = 0;   // on the stage's thread: setup, or run_batch (batch operators)
+    double prepare_ms = 0;      // Operator::prepare(), on an earlier stage's thread
+    int prepare_stage = -1;     // that stage (-1: prepare runs in run_batch, if at all)
     double sample_ms = 0;  // on the worker threads: run_sample, summed over samples
     std::vector<std::pair<std::string, int64_t>> counters;  // Operator::counters()
   };
@@ -153,10 +155,11 @@ class Executor {
   // An iteration on its way through the stages.
   struct Iteration {
     std::vector<Workspace> ws;  // per operator
+    std::vector<std::shared_ptr<void>> prepared;  // per operator: what prepare() made
     Result result;
   };
   struct OpTimes {  // nanoseconds
-    std::atomic<int64_t> iterations{0}, batch{0}, sample{0};
+    std::atomic<int64_t> iterations{0}, batch{0}, sample{0}, prepare{0};
   };
   struct StageTimes {
     std::atomic<int64_t> iterations{0}, busy{0};
@@ -180,6 +183,7 @@ class Executor {
   std::unique_ptr<GpuContext> gpu_;  // only for pipelines with mixed or gpu operators
   std::vector<int> stage_of_;        // per operator: 0 .. num_stages_ - 1
   std::vector<int> last_use_;        // per operator: the last stage that reads its outputs
+  std::vector<int> prepare_stage_;   // per operator: the stage that runs its prepare(), or -1
   std::vector<std::string> stage_names_;  // "cpu", "mixed", "gpu" (those there are)
   int num_stages_ = 1;
   bool pipelined_ = false;           // a thread per stage

@@ -20,9 +20,6 @@ class GpuContext {
   // record_stream) to finish.
   virtual std::shared_ptr<void> allocate_device(size_t bytes) = 0;
   virtual std::shared_ptr<void> allocate_pinned(size_t bytes) = 0;
-  // Device memory for work on another stream of this device (an operator's own): its reuse
-  // waits for that stream, and for stream() only where record_stream adds it.
-  virtual std::shared_ptr<void> allocate_device_for(size_t bytes, void* stream) = 0;
   // A function to call when a consumer's stream starts using a device buffer (the start of an
   // allocate_device block): its reuse then also waits for that stream. It stays valid after
   // the context is gone.

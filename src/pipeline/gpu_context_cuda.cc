@@ -32,10 +32,6 @@ class CudaContext : public GpuContext {
     DeviceGuard g(device_);
     return device_pool_->allocate(bytes, stream_.get());
   }
-  std::shared_ptr<void> allocate_device_for(size_t bytes, void* stream) override {
-    DeviceGuard g(device_);
-    return device_pool_->allocate(bytes, stream);
-  }
   std::shared_ptr<void> allocate_pinned(size_t bytes) override {
     return pinned_pool_->allocate(bytes, stream_.get());
   }

@@ -107,6 +107,7 @@ class Workspace {
   IterationErrors* errors = nullptr;
   OnError on_error = OnError::kRaise;
   GpuContext* gpu = nullptr;  // the pipeline's GPU stream and pools (GPU pipelines only)
+  std::shared_ptr<void> prepared;  // what Operator::prepare() made for this iteration, if it ran
 
   // An operator that meets a bad sample calls this: with on_error skip or replace it records the
   // sample and returns true (the operator then makes a placeholder or its fallback); with raise
@@ -152,6 +153,14 @@ class Operator {
   virtual std::vector<OutputDesc> setup(Workspace& ws) { return {}; }
   virtual void run_sample(Workspace& ws, int64_t sample, int thread) {}
   virtual void run_batch(Workspace& ws) {}
+
+  // A batch operator of the mixed or gpu stage may do the part of its work that needs only its
+  // inputs' data (the mixed decoders: headers, windows, which decoder takes each image) on the
+  // thread of the stage that made those inputs, an iteration ahead: with staging, the executor
+  // calls prepare() there and hands what it returns to run_batch() in ws.prepared. Without
+  // staging, run_batch() gets ws.prepared empty and must prepare itself.
+  virtual bool prepares_early() const { return false; }
+  virtual std::shared_ptr<void> prepare(Workspace& ws) { return nullptr; }
 
   virtual std::optional<ReaderMeta> reader_meta() const { return std::nullopt; }
 

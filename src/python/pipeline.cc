@@ -248,6 +248,10 @@ void bind_pipeline(py::module_& m) {
           d["iterations"] = o.iterations;
           d["batch_ms"] = o.batch_ms;
           d["sample_ms"] = o.sample_ms;
+          if (o.prepare_stage >= 0) {
+            d["prepare_ms"] = o.prepare_ms;
+            d["prepare_stage"] = o.prepare_stage;
+          }
           if (!o.counters.empty()) {
             py::dict c;
             for (const auto& [name, value] : o.counters) c[py::str(name)] = value;

@@ -278,7 +278,7 @@ StreamInfo BatchDecoder::parse(const uint8_t* data, size_t size, int thread,
 }
 
 void BatchDecoder::decode_hardware(const std::vector<DecodeTarget>& targets, OutputFormat format,
-                                   StreamHandle stream, bool after_stream) {
+                                   StreamHandle stream) {
   if (targets.empty()) return;
   STOKER_ASSERT(hw_handle_, "decode_hardware on a GPU without JPEG engines");
   const Api& a = nvjpeg_api();
@@ -294,14 +294,14 @@ void BatchDecoder::decode_hardware(const std::vector<DecodeTarget>& targets, Out
     images[i].channel[0] = targets[i].dst;
     images[i].pitch[0] = targets[i].pitch;
   }
-  if (after_stream) {
-    // The engines write when the call is made, not in the order of hw_stream_: a
-    // cudaStreamWaitEvent does not hold them back (torchcodec measured it on the H100, nvJPEG
-    // 12.3 to 13.2). Memory that `stream` handed out may still be read by work queued there
-    // (the pool reuses a block on the same stream at once), so the host waits for that work.
-    hw_before_.record(stream);
-    hw_before_.poll_until_done();
-  }
+  // The engines write when the call is made, not in the order of hw_stream_: a
+  // cudaStreamWaitEvent does not hold them back (torchcodec measured it on the H100, nvJPEG 12.3
+  // to 13.2). Memory that `stream` handed out may still be read by work queued there (the pool
+  // reuses a block on the same stream at once), so the host waits for that work. (Targets
+  // allocated for hw_stream_ instead would need no wait, but blocks freed after use on several
+  // streams were then not reused: on the H100 an unstaged pipeline's pool grew to 55 GB.)
+  hw_before_.record(stream);
+  hw_before_.poll_until_done();
   const bool windows = std::any_of(targets.begin(), targets.end(),
                                    [](const DecodeTarget& t) { return !t.window.whole(); });
   if (windows) {

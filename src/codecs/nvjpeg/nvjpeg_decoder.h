@@ -61,18 +61,14 @@ class BatchDecoder {
   // for a header nvJPEG rejects.
   StreamInfo parse(const uint8_t* data, size_t size, int thread, const Window& window);
 
-  // The hardware engines' own stream: memory that only the engines write first is best
-  // allocated for it (then no wait on the pipeline's earlier work is needed).
-  StreamHandle hardware_stream() const { return hw_stream_.get(); }
-  // Decodes `targets` on the engines (each must have parsed with hardware, or hardware_window
-  // when it has a window), on
-  // hardware_stream(); `stream` then waits for the result. The engines write as soon as the
-  // call is made, whatever is queued on the streams, so with `after_stream` (targets in memory
-  // `stream` handed out) the host first waits for the work queued on `stream`. Returns only
-  // once the engines' work is done (polled: no engine work may outlive the call). Throws on
-  // failure; then no output can be trusted.
+  // Decodes `targets` (memory `stream` handed out) on the engines, each of which must have
+  // parsed with hardware (or hardware_window when it has a window), on the engines' own stream;
+  // `stream` then waits for the result. The engines write as soon as the call is made, whatever
+  // is queued on the streams, so the host first waits for the work queued on `stream`. Returns
+  // only once the engines' work is done (polled: no engine work may outlive the call). Throws
+  // on failure; then no output can be trusted.
   void decode_hardware(const std::vector<DecodeTarget>& targets, OutputFormat format,
-                       StreamHandle stream, bool after_stream);
+                       StreamHandle stream);
 
   // Before the workers decode into memory that `stream` just handed out: their streams wait
   // for everything queued on `stream` so far.

@@ -113,15 +113,21 @@ ImageDecoderBase::SamplePlan ImageDecoderBase::plan_sample(Workspace& ws, int64_
 }
 
 std::vector<OutputDesc> ImageDecoderBase::setup(Workspace& ws) {
+  OutputDesc d = plan_batch(ws, plans_);
+  if (on_error() == OnError::kReplace && !resize_ && !mixed_backend_) decode_ahead(ws, d);
+  return {d};
+}
+
+OutputDesc ImageDecoderBase::plan_batch(Workspace& ws, std::vector<SamplePlan>& plans) {
   const Batch& in = ws.input(0);
   if (in.dtype() != DType::kUInt8)
     spec_.arg_error("input", std::string("must be encoded bytes (uint8), got ") + dtype_name(in.dtype()) + ".");
-  plans_.resize(in.size());
+  plans.resize(in.size());
   OutputDesc d{dtype_, "HWC", {}};
   for (size_t i = 0; i < in.size(); ++i) {
     try {
-      plans_[i] = plan_sample(ws, static_cast<int64_t>(i), in.data<uint8_t>(i), in.sample_bytes(i));
-      const SamplePlan& p = plans_[i];
+      plans[i] = plan_sample(ws, static_cast<int64_t>(i), in.data<uint8_t>(i), in.sample_bytes(i));
+      const SamplePlan& p = plans[i];
       if (p.src)
         d.shapes.push_back({resize_->height, resize_->width, p.region[2]});
       else
@@ -130,13 +136,12 @@ std::vector<OutputDesc> ImageDecoderBase::setup(Workspace& ws) {
       if (e.kind() == ErrorKind::kInternal || !ws.report_bad_sample(i, in[i].source, e.what()))
         throw e.with_context("sample " + std::to_string(i) + describe_source(in, i));
       // Skipped samples never run (the iteration restarts); replaced ones get the fallback.
-      plans_[i] = SamplePlan{};
-      plans_[i].failed = true;
+      plans[i] = SamplePlan{};
+      plans[i].failed = true;
       d.shapes.push_back(fallback_shape());
     }
   }
-  if (on_error() == OnError::kReplace && !resize_ && !mixed_backend_) decode_ahead(ws, d);
-  return {d};
+  return d;
 }
 
 Shape ImageDecoderBase::fallback_shape() const {

@@ -48,7 +48,11 @@ class ImageDecoderBase : public Operator {
   // The 'mixed' backend (decoder_mixed.cc, CUDA builds only): the same planning, then nvJPEG
   // (hardware engines, then CUDA cores) for the JPEGs it takes and the CPU decoder for the rest,
   // in one device batch. MixedDecoder<Op> (decoder_mixed.h) makes a decoder's mixed twin.
+  // prepare_batch_mixed() plans the batch (headers, windows) and picks a decoder for each
+  // image; the executor may run it a stage early (Operator::prepare). run_batch_mixed() decodes.
+  struct MixedBatch;
   void prepare_mixed();
+  std::shared_ptr<MixedBatch> prepare_batch_mixed(Workspace& ws);
   void run_batch_mixed(Workspace& ws);
   // The mixed backend: images decoded so far by the JPEG engines, by nvJPEG on CUDA cores and
   // by the CPU, and how many of the GPU ones decoded just the window kept.
@@ -66,6 +70,8 @@ class ImageDecoderBase : public Operator {
   // on_error='replace': fills sample i with fallback_value.
   void fill_fallback(Workspace& ws, int64_t i) const;
   SamplePlan plan_sample(Workspace& ws, int64_t i, const uint8_t* data, size_t size);
+  // Plans every sample of the batch into `plans`; returns the output's description.
+  OutputDesc plan_batch(Workspace& ws, std::vector<SamplePlan>& plans);
   void decode_sample(Workspace& ws, int64_t i);
   // on_error='replace' (CPU, no fused resize): decodes every sample at setup, so that one whose
   // data turns out bad gets the fallback's shape. See decoder.cc.

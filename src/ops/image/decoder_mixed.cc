@@ -1,19 +1,23 @@
 // The mixed backend of the image decoders: CPU input (encoded files), GPU output.
 //
-// Per batch, after the decoder's own setup (headers, windows, the fused resize):
-//  1. Each JPEG that nvJPEG can take is parsed on the worker threads; baseline JPEGs the
-//     hardware engines accept go to them as one batch (nvjpegDecodeBatched), the others to nvJPEG
-//     on CUDA cores, one per worker thread, each on its own stream.
+// Per batch:
+//  0. prepare_batch_mixed(): the decoder's own planning (headers, windows, the fused resize), and
+//     the choice of decoder: each JPEG that nvJPEG can take is parsed on the worker threads. With
+//     staging, the executor runs this on the cpu stage's thread, an iteration ahead, so that
+//     the mixed stage's thread only decodes (Operator::prepare).
+//  1. Baseline JPEGs the hardware engines accept go to them as one batch (nvjpegDecodeBatched),
+//     the others to nvJPEG on CUDA cores, one per worker thread, each on its own stream.
 //  2. Everything else (PNG and other formats, CMYK, 12-bit, lossless, EXIF-rotated images,
 //     16-bit output, files without an end marker, and whatever nvJPEG refuses) is decoded by the
 //     CPU decoder on the worker threads into pinned memory and copied up.
 //  3. GPU-decoded images that are cropped or resized were decoded whole into scratch memory;
 //     one launch of the slice kernel (crops) and one of the resampling kernel (the fused resize)
 //     make the outputs.
-// The host waits for the GPU only around the hardware batch: before it, when engines write
-// into memory the pipeline's stream handed out, and after it, until the engines' work is done
-// (codecs/nvjpeg/README.md says why). The crops run on the pipeline's stream, which waits for
-// the engines' and the worker streams with events.
+// The host waits for the GPU only around the hardware batch: before it, for the work queued on
+// the pipeline's stream (the engines write into memory that stream handed out, and they do not
+// wait for it), and after it, until the engines' work is done (codecs/nvjpeg/README.md says
+// why). The crops run on the pipeline's stream, which waits for the engines' and the worker
+// streams with events.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -39,7 +43,7 @@ struct ImageDecoderBase::MixedState {
   bool fancy = false;
   bool ampere = false;  // hw_decoder_load applies to the A100's engines only (as in DALI)
   int64_t gpu_huffman_pixels = 1000000;
-  int64_t batches = 0;
+  int64_t batches = 0;  // prepared so far
   std::atomic<int64_t> routed[3] = {0, 0, 0};  // by Route
   std::atomic<int64_t> windows{0};             // GPU-decoded images that decoded only a window
 };
@@ -109,18 +113,30 @@ struct PhaseClock {
 };
 }  // namespace
 
-void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
-  const Batch& in = ws.input(0);
+// One batch as prepare_batch_mixed() planned it.
+struct ImageDecoderBase::MixedBatch {
+  bool skipped = false;  // a sample was skipped (on_error): the executor restarts the iteration
+  OutputDesc desc;
+  std::vector<SamplePlan> plans;
+  std::vector<Route> route;
+  std::vector<nvjpeg::Window> want, decoded;  // per image: the window kept; the window decoded
   PhaseClock clock;
-  std::vector<OutputDesc> descs = setup(ws);
-  clock.lap("setup");
-  if (ws.errors && ws.errors->has_skipped()) return;  // the executor restarts the iteration
-  const int64_t n = static_cast<int64_t>(in.size());
-  ws.outputs.assign(1, allocate_device_batch(ws, dtype_, descs[0].shapes, "HWC"));
-  Batch& out = ws.outputs[0];
-  auto stream = ws.gpu->stream();
-  const int threads = ws.thread_pool->size();
+};
 
+std::shared_ptr<ImageDecoderBase::MixedBatch> ImageDecoderBase::prepare_batch_mixed(Workspace& ws) {
+  const Batch& in = ws.input(0);
+  auto b = std::make_shared<MixedBatch>();
+  PhaseClock& clock = b->clock;
+  b->desc = plan_batch(ws, b->plans);
+  clock.lap("setup");
+  if (ws.errors && ws.errors->has_skipped()) {
+    b->skipped = true;
+    return b;
+  }
+  const int64_t n = static_cast<int64_t>(in.size());
+  const int threads = ws.thread_pool->size();
+  // Made here, before the first run_batch_mixed(), which may run on another thread but always
+  // after the prepare of its own iteration.
   if (!mixed_) {
     mixed_ = std::make_shared<MixedState>();
     mixed_->hw_load = spec_.get<double>("hw_decoder_load");
@@ -138,19 +154,19 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
     mixed_->ampere = cuda_device_major(mixed_->device) == 8;
   }
   nvjpeg::BatchDecoder& dec = *mixed_->decoder;
-  clock.on = clock.on && mixed_->batches % 16 == 0;
+  clock.on = clock.on && mixed_->batches++ % 16 == 0;
 
-  // 1. Routes. Only 8-bit output in RGB, BGR or gray, at the stored orientation, from JPEGs with
+  // Routes. Only 8-bit output in RGB, BGR or gray, at the stored orientation, from JPEGs with
   // 1 or 3 components of 8 bits goes to nvJPEG. Each decodes the window the plan keeps (the
   // crop, or the fused resize's region) where it can; the engines may take only whole images.
-  const bool gray = base_.color == codecs::ColorOut::kGray;
-  const nvjpeg::OutputFormat format = gray ? nvjpeg::OutputFormat::kY
-                                      : base_.color == codecs::ColorOut::kBGR ? nvjpeg::OutputFormat::kBGRI
-                                                                              : nvjpeg::OutputFormat::kRGBI;
-  std::vector<Route> route(n, Route::kCpu);
-  std::vector<nvjpeg::Window> want(n), decoded(n);  // the window kept; the window decoded
+  std::vector<Route>& route = b->route;
+  std::vector<nvjpeg::Window>& want = b->want;
+  std::vector<nvjpeg::Window>& decoded = b->decoded;
+  route.assign(n, Route::kCpu);
+  want.assign(n, {});
+  decoded.assign(n, {});
   ws.thread_pool->parallel_for(n, [&](int64_t i, int thread) {
-    const SamplePlan& p = plans_[i];
+    const SamplePlan& p = b->plans[i];
     if (p.failed || dtype_ != DType::kUInt8 || p.info.format != codecs::ImageFormat::kJpeg) return;
     if (base_.apply_orientation && p.info.orientation != 1) return;
     const uint8_t* data = in.data<uint8_t>(i);
@@ -188,6 +204,29 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
     for (int64_t i = n - 1, moved = 0; i >= 0 && moved < eligible - keep; --i)
       if (route[i] == Route::kHardware) route[i] = Route::kCuda, decoded[i] = want[i], ++moved;
   }
+  return b;
+}
+
+void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
+  std::shared_ptr<MixedBatch> b = ws.prepared ? std::static_pointer_cast<MixedBatch>(ws.prepared)
+                                              : prepare_batch_mixed(ws);
+  if (b->skipped) return;  // the executor restarts the iteration
+  PhaseClock& clock = b->clock;
+  clock.lap("wait");  // from the end of prepare to here (queued, when staged)
+  plans_ = std::move(b->plans);  // where run_sample (the CPU decoder) reads them
+  std::vector<Route>& route = b->route;
+  const std::vector<nvjpeg::Window>& want = b->want;
+  const std::vector<nvjpeg::Window>& decoded = b->decoded;
+  const Batch& in = ws.input(0);
+  const int64_t n = static_cast<int64_t>(in.size());
+  nvjpeg::BatchDecoder& dec = *mixed_->decoder;
+  const bool gray = base_.color == codecs::ColorOut::kGray;
+  const nvjpeg::OutputFormat format = gray ? nvjpeg::OutputFormat::kY
+                                      : base_.color == codecs::ColorOut::kBGR ? nvjpeg::OutputFormat::kBGRI
+                                                                              : nvjpeg::OutputFormat::kRGBI;
+  auto stream = ws.gpu->stream();
+  ws.outputs.assign(1, allocate_device_batch(ws, dtype_, b->desc.shapes, "HWC"));
+  Batch& out = ws.outputs[0];
 
   // Where each GPU-decoded image goes: straight into the output when what it decodes is the
   // output, else into scratch, cropped or resampled from there.
@@ -207,16 +246,8 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
     auto [h, w] = extent(i);
     scratch_bytes += h * w * c_out;
   }
-  // Scratch is written first by the engines (or the CUDA workers, which wait for the pipeline's
-  // stream anyway): allocated for the engines' stream, so their decode need not wait for the
-  // previous batch's kernels; the pipeline's stream reads it later, so it is recorded there too.
   std::shared_ptr<void> scratch;
-  if (scratch_bytes) {
-    scratch = dec.has_hardware()
-                  ? ws.gpu->allocate_device_for(static_cast<size_t>(scratch_bytes), dec.hardware_stream())
-                  : ws.gpu->allocate_device(static_cast<size_t>(scratch_bytes));
-    if (dec.has_hardware()) ws.gpu->stream_recorder()(scratch.get(), stream);
-  }
+  if (scratch_bytes) scratch = ws.gpu->allocate_device(static_cast<size_t>(scratch_bytes));
   auto target = [&](int64_t i) {
     nvjpeg::DecodeTarget t;
     t.data = in.data<uint8_t>(i);
@@ -228,20 +259,16 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
     return t;
   };
 
-  // 2a. The hardware batch, on the pipeline's stream. If it fails, its images go to the CUDA
-  // cores one by one, which finds the bad one.
+  // 2a. The hardware batch. If it fails, its images go to the CUDA cores one by one, which
+  // finds the bad one.
   std::vector<int64_t> hw;
   for (int64_t i = 0; i < n; ++i)
     if (route[i] == Route::kHardware) hw.push_back(i);
   if (!hw.empty()) {
     std::vector<nvjpeg::DecodeTarget> targets;
-    bool into_output = false;  // some decode straight into the output, which `stream` handed out
-    for (int64_t i : hw) {
-      targets.push_back(target(i));
-      into_output |= scratch_off[i] < 0;
-    }
+    for (int64_t i : hw) targets.push_back(target(i));
     try {
-      dec.decode_hardware(targets, format, stream, into_output);
+      dec.decode_hardware(targets, format, stream);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::kOutOfMemory) throw;
       for (int64_t i : hw) route[i] = Route::kCuda;
@@ -375,7 +402,6 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
     if (route[i] != Route::kCpu && !decoded[i].whole()) mixed_->windows++;
   }
   // The scratch and staging blocks return to the pools here; the pools wait for the stream.
-  mixed_->batches++;
 }
 
 std::vector<std::pair<std::string, int64_t>> ImageDecoderBase::mixed_counters() const {

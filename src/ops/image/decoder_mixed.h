@@ -1,5 +1,6 @@
 // The 'mixed' twin of an image decoder: the decoder's own planning (headers, windows, random
-// crops, the fused resize) at setup, then ImageDecoderBase::run_batch_mixed for the batch.
+// crops, the fused resize) and the choice of decoder per image in prepare() (a stage early when
+// the pipeline is staged), then ImageDecoderBase::run_batch_mixed for the batch.
 #pragma once
 #include "ops/image/decoder.h"
 
@@ -10,6 +11,8 @@ class MixedDecoder final : public Decoder {
  public:
   explicit MixedDecoder(const OpSpec& spec) : Decoder(spec) { this->prepare_mixed(); }
   bool sample_wise() const override { return false; }
+  bool prepares_early() const override { return true; }
+  std::shared_ptr<void> prepare(Workspace& ws) override { return this->prepare_batch_mixed(ws); }
   void run_batch(Workspace& ws) override { this->run_batch_mixed(ws); }
   std::vector<std::pair<std::string, int64_t>> counters() const override {
     return this->mixed_counters();
