@@ -10,9 +10,10 @@
 //  2. Everything else (PNG and other formats, CMYK, 12-bit, lossless, EXIF-rotated images,
 //     16-bit output, files without an end marker, and whatever nvJPEG refuses) is decoded by the
 //     CPU decoder on the worker threads into pinned memory and copied up.
-//  3. GPU-decoded images that are cropped or resized were decoded whole into scratch memory;
-//     one launch of the slice kernel (crops) and one of the resampling kernel (the fused resize)
-//     make the outputs.
+//  3. GPU-decoded images whose decoded region is not the output (the fused resize's input, or a
+//     whole image where the engines refused the window) went to scratch memory; one launch of
+//     the slice kernel (crops) and one of the resampling kernel (the fused resize) make the
+//     outputs.
 // The host waits for the GPU only around the hardware batch: before it, for the work queued on
 // the pipeline's stream (the engines write into memory that stream handed out, and they do not
 // wait for it), and after it, until the engines' work is done (codecs/nvjpeg/README.md says
