@@ -1,10 +1,8 @@
 // libFuzzer harness: the records of Caffe and Caffe2 LMDB databases (readers/caffe.h), parsed
 // from the protobuf wire format by stoker's own code: caffe.Datum and caffe2.TensorProtos.
 //
-// LMDB's own B-tree file is not fuzzed: liblmdb maps the file and trusts it (its documentation
-// says a corrupt database may crash the reader), the same for every user of the library, and a
-// data set's database is written by the user's own tools. What varies per record, and what
-// stoker parses itself, is the value bytes, fuzzed here.
+// The LMDB file around the records (its B-tree, which stoker checks before liblmdb maps it) is
+// lmdb_fuzzer's; the value bytes, which stoker parses itself, are fuzzed here.
 //
 // Input: one mode byte (bit 0: 0 caffe.Datum, 1 caffe2.TensorProtos), then one record's bytes.
 // Oracle, beyond sanitizer reports: the parsers throw only Error(kDecode); every bytes field

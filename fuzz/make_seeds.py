@@ -16,7 +16,7 @@ OUT/<harness>/ gets:
   parts) and their .idx files; tar: the shared WebDataset shards and archives made here in the
   ustar, GNU and pax formats, and wds2idx index files; caffe: caffe.Datum and
   caffe2.TensorProtos records; npy: .npy files of every element type, both orders, versions
-  1 to 3.
+  1 to 3; lmdb: LMDB data files written by liblmdb (needs the `lmdb` package).
 """
 import gzip
 import io
@@ -391,6 +391,40 @@ def caffe_seeds(out):
         write(out / "caffe", f"protos_{i}", bytes([1]) + d)
 
 
+def lmdb_seeds(out):
+    """Data files written by liblmdb (the `lmdb` package): one record, records on overflow pages,
+    a tree of three levels (long keys), deleted records, no records, and a Caffe Datum database."""
+    import os
+    import tempfile
+    import lmdb
+    rng = random.Random(5)
+
+    def db(name, records, delete=0.0):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "data.mdb")
+            env = lmdb.open(path, subdir=False, lock=False, map_size=1 << 24)
+            with env.begin(write=True) as txn:
+                for k, v in records:
+                    txn.put(k, v)
+            if delete:
+                with env.begin(write=True) as txn:
+                    keys = [k for k, _ in txn.cursor()]
+                    for k in rng.sample(keys, int(len(keys) * delete)):
+                        txn.delete(k)
+            env.close()
+            data = open(path, "rb").read()
+        if len(data) <= MAX_SEED:
+            write(out / "lmdb", name, data)
+
+    db("one", [(b"00000000", b"value")])
+    db("overflow", [(b"%08d" % k, bytes([k]) * (6000 if k % 6 == 0 else 40 + 3 * k)) for k in range(60)])
+    db("deep", [(b"%09d" % rng.randrange(10**9) + b"k" * 190, bytes(rng.randrange(300)))
+                for _ in range(400)])
+    db("deleted", [(b"%06d" % k, bytes(rng.randrange(200))) for k in range(300)], delete=0.5)
+    db("empty", [(b"gone", b"x")], delete=1.0)
+    db("datums", [(b"%08d" % k, field(4, 2, bytes(range(k % 200))) + field(5, 0, k)) for k in range(40)])
+
+
 def npy_file(descr, shape, fortran, data, version=1):
     dims = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
     header = f"{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': ({dims}), }}"
@@ -466,6 +500,7 @@ def main():
     tar_seeds(testdata, out)
     caffe_seeds(out)
     npy_seeds(out)
+    lmdb_seeds(out)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 SECS=${1:-60}
 BUILD=${STOKER_FUZZ_BUILD_DIR:-build/fuzz}
 TESTDATA=${STOKER_TESTDATA:-$PWD/../shared/testdata}
-TARGETS=${STOKER_FUZZ_TARGETS:-image file_list sample_order tfrecord recordio tar caffe npy}
+TARGETS=${STOKER_FUZZ_TARGETS:-image file_list sample_order tfrecord recordio tar caffe npy lmdb}
 JOBS=${STOKER_JOBS:-$(nproc)}
 
 # clang with libFuzzer's runtime (Debian: clang, libclang-rt-dev; llvm for the symbolizer).
@@ -23,6 +23,14 @@ if ! command -v clang++ >/dev/null || ! compgen -G "/usr/lib/llvm-*/lib/clang/*/
   $_sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $_sudo apt-get install -y -qq clang libclang-rt-dev llvm >/dev/null
 fi
+# liblmdb for lmdb_fuzzer, and the Python lmdb package that writes its seed databases.
+if [ ! -f /usr/include/lmdb.h ]; then
+  echo "Installing liblmdb"
+  if [ "$(id -u)" = 0 ]; then _sudo=""; else _sudo="sudo"; fi
+  $_sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $_sudo apt-get install -y -qq liblmdb-dev >/dev/null
+fi
+python3 -c "import lmdb" 2>/dev/null || python3 -m pip install -q lmdb
 if command -v llvm-symbolizer >/dev/null; then export ASAN_SYMBOLIZER_PATH=$(command -v llvm-symbolizer); fi
 if [ ! -d "$TESTDATA" ]; then echo "fuzz: shared test data not found at $TESTDATA" >&2; exit 1; fi
 

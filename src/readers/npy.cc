@@ -1,6 +1,7 @@
 #include "readers/npy.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -102,6 +103,18 @@ Header read_header(const RandomAccessFile& f) {
                                  std::to_string(f.size() - start) + " after the preamble");
   std::string dict(static_cast<size_t>(header_len), '\0');
   f.read_exact(start, dict.data(), dict.size(), ".npy header");
+  // The header is a Python literal in ASCII (format 3.0 allows UTF-8 only for the field names of
+  // structured dtypes, which stoker does not read). Other bytes would reach the messages below
+  // and Python as text that is not UTF-8.
+  for (size_t i = 0; i < dict.size(); ++i) {
+    const auto c = static_cast<unsigned char>(dict[i]);
+    if ((c < 0x20 && c != '\n' && c != '\t' && c != '\r') || c > 0x7e) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", c);
+      bad(f, std::string("its header is not ASCII text: it holds the byte ") + hex + " at offset " +
+                 std::to_string(start + static_cast<int64_t>(i)) + " of the file");
+    }
+  }
   Header h;
   h.descr = dict_value(f, dict, "descr");
   h.dtype = parse_descr(f, h.descr, &h.swap_bytes);

@@ -2,6 +2,7 @@
 an error that names the file and says what is wrong, of the documented kind (DecodeError for the
 data, ValueError for an index), without a large allocation, a crash or an internal error.
 Each case is one fuzz finding, fixed in the parser's own file (see fuzz/README.md)."""
+import re
 import struct
 
 import pytest
@@ -27,7 +28,9 @@ def _pipe(reader, **kw):
     @pipeline_def(batch_size=1, num_threads=1, device_id=None, seed=1)
     def pipe():
         out = reader(**kw)
-        return tuple(out.values()) if isinstance(out, dict) else out
+        if isinstance(out, dict):
+            return tuple(out.values())
+        return tuple(out) if isinstance(out, list) else out
     return pipe()
 
 
@@ -121,3 +124,56 @@ def test_numpy_shape_whose_element_count_overflows(tmp_path, shape):
                                                  r"has more elements than a file can hold"):
         p.build()
         p.run()
+
+
+def _npy_file(path, header, version=1, data=b"", header_len=None):
+    """A .npy file with `header` (bytes) as its dict, padded as NumPy pads it."""
+    pad = 64 - (len(header) + (10 if version == 1 else 12) + 1) % 64
+    header = header + b" " * (pad % 64) + b"\n"
+    size = len(header) if header_len is None else header_len
+    preamble = b"\x93NUMPY" + bytes([version, 0])
+    preamble += struct.pack("<H" if version == 1 else "<I", size)
+    path.write_bytes(preamble + header + data)
+    return path
+
+
+@pytest.mark.parametrize("name, header, version, why", [
+    # Non-UTF-8 bytes reached the message and Python as a bare UnicodeDecodeError.
+    ("latin1", b"{'descr': '<f\xff4', 'fortran_order': False, 'shape': (2,), }", 1,
+     "is not a valid .npy file: its header is not ASCII text: it holds the byte 0xff at offset 23 "
+     "of the file"),
+    ("utf8_v3", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'é': 1}".encode(), 3,
+     "is not a valid .npy file: its header is not ASCII text: it holds the byte 0xc3 at offset 69 "
+     "of the file"),
+    ("nul", b"{'descr': '<f4', 'fortran_order': False,\0'shape': (2,), }", 1,
+     "is not a valid .npy file: its header is not ASCII text: it holds the byte 0x00 at offset 50 "
+     "of the file"),
+    ("no_shape", b"{'descr': '<f4', 'fortran_order': False, }", 1,
+     "is not a valid .npy file: the header has no 'shape' entry"),
+    ("negative", b"{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", 1,
+     "is not a valid .npy file: the shape '(-1,)' holds '-1', not a size"),
+    ("order", b"{'descr': '<f4', 'fortran_order': 'yes', 'shape': (2,), }", 1,
+     "is not a valid .npy file: fortran_order is 'yes', not True or False"),
+    ("open_tuple", b"{'descr': '<f4', 'fortran_order': False, 'shape': (2, }", 1,
+     "is not a valid .npy file: the header's 'shape' tuple is not closed"),
+])
+def test_numpy_hostile_headers_name_the_operator_and_file(tmp_path, name, header, version, why):
+    path = _npy_file(tmp_path / f"{name}.npy", header, version, data=bytes(8))
+    p = _pipe(fn.readers.numpy, files=[str(path)])
+    with pytest.raises(stoker.DecodeError) as e:
+        p.build()
+        p.run()
+    assert re.fullmatch(r"fn\.readers\.numpy \(test_hostile_records\.py:\d+\): sample 0: " +
+                        re.escape(f"'{path}' {why}"), str(e.value)), str(e.value)
+
+
+def test_numpy_header_longer_than_the_file(tmp_path):
+    path = _npy_file(tmp_path / "long.npy", b"{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+                     version=2, header_len=2**32 - 1)
+    p = _pipe(fn.readers.numpy, files=[str(path)])
+    with pytest.raises(stoker.DecodeError) as e:
+        p.build()
+        p.run()
+    assert re.fullmatch(r"fn\.readers\.numpy \(test_hostile_records\.py:\d+\): sample 0: " +
+                        re.escape(f"'{path}' is truncated: its .npy header claims 4294967295 "
+                                  "bytes, the file has 116 after the preamble"), str(e.value)), str(e.value)

@@ -3,6 +3,8 @@ records serialised by protobuf's own runtime from message types declared in the 
 fields of caffe.proto's Datum and caffe2.proto's TensorProto(s))."""
 import io
 import math
+import re
+import struct
 
 import numpy as np
 import pytest
@@ -203,3 +205,192 @@ def test_errors(tmp_path):
     path = write_db(tmp_path / "short", [TensorProtos().SerializeToString()])
     with pytest.raises(stoker.DecodeError, match="the record has 0 TensorProtos; the image would be number 1"):
         make_pipe("caffe2", 1, path=path).run()
+
+
+# ---- damaged databases: liblmdb maps the file and trusts it, so stoker checks the file first
+# (src/readers/lmdb.cc). Each copy is opened in a child process, so that a crash is a failed
+# test rather than a dead pytest.
+
+_CHILD = r"""
+import json, sys
+from stoker import fn, pipeline_def
+paths, start = json.load(open(sys.argv[1])), int(sys.argv[2])
+for i in range(start, len(paths)):
+    print("BEGIN", i, flush=True)
+
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None, seed=1)
+    def pipe():
+        return tuple(fn.readers.caffe(path=paths[i], name="Reader"))
+
+    try:
+        p = pipe()
+        p.build()
+        for _ in range((p.reader_meta("Reader")["epoch_size"] + 3) // 4):
+            p.run()
+        out = ["ok", ""]
+    except Exception as e:
+        out = [type(e).__name__, str(e)]
+    print("RESULT", json.dumps([i] + out), flush=True)
+"""
+
+
+def _open_each(paths, tmp_path):
+    """{index: (outcome, message)}: the exception's type name (or "ok", or "signal N" where the
+    process died) and its message, opening and reading every record of each database."""
+    import json as _json
+    import os
+    import subprocess
+    import sys
+    listing = tmp_path / "paths.json"
+    listing.write_text(_json.dumps([str(p) for p in paths]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    results, start = {}, 0
+    while start < len(paths):
+        r = subprocess.run([sys.executable, "-c", _CHILD, str(listing), str(start)],
+                           capture_output=True, text=True, timeout=900, env=env)
+        last = None
+        for line in r.stdout.splitlines():
+            if line.startswith("BEGIN "):
+                last = int(line.split()[1])
+            elif line.startswith("RESULT "):
+                i, kind, message = _json.loads(line[len("RESULT "):])
+                results[i] = (kind, message)
+        if r.returncode == 0:
+            break
+        assert last is not None and last not in results, r.stderr[-3000:]
+        results[last] = (f"signal {-r.returncode}", r.stderr[-1000:])
+        start = last + 1
+    return results
+
+
+def _small_db(tmp_path):
+    """A valid database of 60 records, 10 of them on overflow pages, in one data file."""
+    rng = np.random.default_rng(5)
+    env = lmdb.open(str(tmp_path / "valid.mdb"), subdir=False, lock=False, map_size=1 << 24)
+    with env.begin(write=True) as txn:
+        for k in range(60):
+            payload = rng.integers(0, 255, 6000 if k % 6 == 0 else 40 + 3 * k, dtype=np.uint8)
+            txn.put(f"{k:08d}".encode(), Datum(data=payload.tobytes(), label=k).SerializeToString())
+    env.close()
+    return (tmp_path / "valid.mdb").read_bytes()
+
+
+_PREFIX = r"fn\.readers\.caffe \(<string>:\d+\): "
+
+
+def test_truncated_databases_give_a_clear_error(tmp_path):
+    data = _small_db(tmp_path)
+    psize = struct.unpack_from("<I", data, 16 + 24)[0]  # MDB_meta.mm_dbs[0].md_pad
+    pages = len(data) // psize
+    assert len(data) == pages * psize  # liblmdb writes whole pages, the last one the meta names
+    lengths = sorted({0, 10, 100, 151, 152, 2000, psize, 2 * psize - 1, 2 * psize, len(data) - 1} |
+                     set(np.random.default_rng(1).integers(0, len(data), 50).tolist()))
+    paths = []
+    for n in lengths:
+        paths.append(tmp_path / f"cut_{n}.mdb")
+        paths[-1].write_bytes(data[:n])
+    results = _open_each(paths, tmp_path)
+    for n, path in zip(lengths, paths):
+        if n < 152:
+            why = f"it has {n} bytes, fewer than the 152 bytes of LMDB's first meta page"
+        elif n < 2 * psize:
+            why = f"it has {n} bytes, fewer than the {2 * psize} bytes of LMDB's two meta pages"
+        else:
+            why = (f"its meta page says the database has {pages} pages of {psize} bytes "
+                   f"({pages * psize} bytes), but the file has {n} bytes")
+        kind, message = results[lengths.index(n)]
+        assert kind == "ValueError", (n, kind, message)
+        assert re.fullmatch(_PREFIX + re.escape(f"LMDB database '{path}' is truncated: {why}. "
+                                                "Copy or write it again"), message), (n, message)
+    # A database folder: the message names the folder.
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "data.mdb").write_bytes(data[:-100])
+    ((kind, message),) = _open_each([folder], tmp_path).values()
+    assert kind == "ValueError" and message.endswith(
+        f"LMDB database '{folder}' is truncated: its meta page says the database has {pages} pages "
+        f"of {psize} bytes ({pages * psize} bytes), but the file has {len(data) - 100} bytes. "
+        "Copy or write it again")
+
+
+def _used_bytes(data, psize):
+    """The offsets of the bytes liblmdb reads to find records: the meta pages' fields, and the
+    headers, node pointers and nodes of the branch and leaf pages."""
+    used = []
+    for pg in range(len(data) // psize):
+        base = pg * psize
+        pgno, _, flags, lower, upper = struct.unpack_from("<QHHHH", data, base)
+        if pgno != pg:
+            continue  # an overflow page's continuation
+        if flags == 0x08:
+            used += range(base, base + 16 + 136)
+        elif flags in (0x01, 0x02):
+            used += list(range(base, base + lower)) + list(range(base + upper, base + psize))
+    return used
+
+
+def test_damaged_databases_never_crash(tmp_path):
+    """Byte-mutated copies: each opens, or is refused with a message naming the database, or
+    reads records that fail to parse (DecodeError); no process dies. Half the mutations hit the
+    bytes liblmdb reads to find records, half fall anywhere."""
+    data = _small_db(tmp_path)
+    psize = struct.unpack_from("<I", data, 16 + 24)[0]
+    used = _used_bytes(data, psize)
+    rng = np.random.default_rng(11)
+    paths = []
+    for i in range(200):
+        b = bytearray(data)
+        for _ in range(int(rng.choice([1, 1, 2, 4]))):
+            pos = int(rng.choice(used)) if i % 2 == 0 else int(rng.integers(len(b)))
+            b[pos] = int(rng.integers(256))
+        paths.append(tmp_path / f"mut_{i}.mdb")
+        paths[-1].write_bytes(bytes(b))
+    results = _open_each(paths, tmp_path)
+    crashed = {i: r for i, r in results.items() if r[0].startswith("signal")}
+    assert not crashed, crashed
+    outcomes = {kind for kind, _ in results.values()}
+    assert outcomes <= {"ok", "ValueError", "DecodeError", "OSError"}, outcomes
+    refused = [(i, m) for i, (kind, m) in results.items() if kind == "ValueError"]
+    assert len(refused) > 20  # structural damage is refused before liblmdb maps the file
+    for i, message in refused:
+        assert re.match(_PREFIX + re.escape(f"LMDB database '{paths[i]}' is damaged: ") + "|" +
+                        _PREFIX + re.escape(f"'{paths[i]}' is "), message), message
+
+
+def test_every_record_of_a_deep_database_with_deletions(tmp_path):
+    """The check walks the B-tree itself and lists its keys: the same records in the same order
+    as liblmdb's cursor, on a tree of several levels with overflow values and deleted records."""
+    rng = np.random.default_rng(2)
+    env = lmdb.open(str(tmp_path / "deep"), map_size=1 << 28)
+    with env.begin(write=True) as txn:
+        for k in range(3000):
+            size = int(rng.choice([0, 20, 300, 3000, 9000]))
+            txn.put(b"%09d" % rng.integers(10 ** 9) + b"k" * 190,  # long keys: more levels
+                    Datum(data=rng.integers(0, 255, size, dtype=np.uint8).tobytes(),
+                          label=k).SerializeToString())
+    with env.begin(write=True) as txn:
+        keys = [k for k, _ in txn.cursor()]
+        for k in rng.choice(keys, len(keys) // 3, replace=False):
+            txn.delete(bytes(k))
+    with env.begin() as txn:
+        assert txn.stat()["depth"] >= 3
+        want = [(k, Datum.FromString(v)) for k, v in txn.cursor()]
+    env.close()
+    imgs, labels = make_pipe("caffe", len(want), path=str(tmp_path / "deep")).run()
+    for i, (key, datum) in enumerate(want):
+        assert imgs.source_info(i) == f"{tmp_path / 'deep'}@{key.decode()}"
+        assert imgs[i].tobytes() == datum.data and labels[i].tolist() == [datum.label]
+
+
+def test_message_quoting_a_key_that_is_not_utf8(tmp_path):
+    """Messages quote keys as they are; bytes that are not UTF-8 are escaped (they made a bare
+    UnicodeDecodeError that hid the message)."""
+    env = lmdb.open(str(tmp_path / "db"), map_size=1 << 22)
+    with env.begin(write=True) as txn:
+        txn.put(b"\xffkey", b"\x22\x05ab")  # data claims 5 bytes, 2 follow
+    env.close()
+    with pytest.raises(stoker.DecodeError) as e:
+        make_pipe("caffe", 1, path=str(tmp_path / "db")).run()
+    assert re.fullmatch(r"fn\.readers\.caffe \(test_readers_caffe\.py:\d+\).*" +
+                        re.escape(f"'{tmp_path / 'db'}' key '\\xffkey': caffe.Datum is malformed at ") +
+                        r"byte \d+ of the record.*", str(e.value), re.S), str(e.value)
