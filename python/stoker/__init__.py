@@ -7,9 +7,14 @@ from . import _C
 from ._C import DecodeError, InternalError, TensorListCPU, TensorListGPU
 from . import types
 from .pipeline import DataNode, Pipeline, pipeline_def
+from . import tensors
+from .tensors import TensorCPU, TensorGPU
 from . import fn
 from . import ops
+from . import math
+from ._subscript import newaxis
 
 __version__ = "0.1.0"
 __all__ = ["Pipeline", "pipeline_def", "fn", "ops", "types", "DataNode", "DecodeError",
-           "InternalError", "TensorListCPU", "TensorListGPU", "__version__"]
+           "InternalError", "math", "newaxis", "TensorCPU", "TensorGPU", "TensorListCPU",
+           "TensorListGPU", "tensors", "__version__"]

@@ -2,6 +2,7 @@
 
     python -m stoker demo --data DIR [--batch-size 64] [--threads N] [--batches 20] [--out out]
     python -m stoker ops                 # lists the operators
+    python -m stoker ops --dali          # DALI's operators and which stoker has (Markdown)
 """
 import argparse
 import os
@@ -77,11 +78,41 @@ def _write_png(image, path):
 
 
 def _ops(args):
+    if args.dali:
+        print(dali_table())
+        return 0
     from ._schema import SCHEMAS
     for name in sorted(SCHEMAS):
+        if name.startswith("_"):
+            continue  # internal operators
         s = SCHEMAS[name]
         print(f"{name:32s} {','.join(s['backends']):10s} {s['doc'].splitlines()[0][:80]}")
     return 0
+
+
+def dali_table():
+    """DALI's operators (deprecated aliases aside) and the backends stoker has for each, as the
+    Markdown the README holds between its dali-operators markers."""
+    from . import _dali_ops
+    from ._schema import SCHEMAS, dali_aliases
+    rows, have, full = [], 0, 0
+    for name, (backends, replaced_by) in sorted(_dali_ops.FN.items()):
+        if replaced_by:
+            continue
+        ours = [b for b in backends if name in SCHEMAS and b in SCHEMAS[name]["backends"]]
+        have += bool(ours)
+        full += len(ours) == len(backends)
+        status = ("yes" if len(ours) == len(backends) else
+                  f"{', '.join(ours)} only" if ours else "not yet")
+        rows.append(f"| `{name}` | {', '.join(backends) or '-'} | {status} |")
+    aliases = sorted(dali_aliases())
+    return "\n".join(
+        [f"stoker has {have} of the {len(rows)} operators of DALI {_dali_ops.DALI_VERSION} "
+         f"({full} on every backend DALI has), and {len(aliases)} of DALI's deprecated names for "
+         "them. A DALI operator stoker lacks raises \"fn.X is a DALI operator stoker does not "
+         "have yet\".", "",
+         "| DALI operator | DALI runs it on | stoker |", "|---|---|---|"] + rows +
+        ["", "Deprecated DALI names stoker accepts: " + ", ".join(f"`{a}`" for a in aliases) + "."])
 
 
 def main(argv=None):
@@ -98,6 +129,8 @@ def main(argv=None):
     d.add_argument("--out", default="out")
     d.set_defaults(func=_demo)
     o = sub.add_parser("ops", help="list the operators")
+    o.add_argument("--dali", action="store_true",
+                   help="DALI's operators and which of them stoker has, as a Markdown table")
     o.set_defaults(func=_ops)
     args = ap.parse_args(argv)
     return args.func(args)

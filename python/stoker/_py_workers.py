@@ -16,6 +16,7 @@ deleted, when their parent process dies, and at interpreter exit.
 """
 import atexit
 import gc
+import importlib
 import itertools
 import multiprocessing
 import multiprocessing.connection
@@ -24,6 +25,7 @@ import pickle
 import signal
 import threading
 import traceback
+import types
 from multiprocessing import resource_tracker, shared_memory
 
 import numpy as np
@@ -225,7 +227,10 @@ def _worker_main(worker_id, conn, sources, pickled, prefix):
     # Ctrl-C goes to the whole process group: the pipeline's process handles it and closes us.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if pickled:
-        sources = [pickle.loads(s) for s in sources]
+        loader, loads_kwargs = pickled  # (a module's name, or the pickler itself), kwargs
+        if isinstance(loader, str):
+            loader = importlib.import_module(loader)
+        sources = [loader.loads(s, **loads_kwargs) for s in sources]
     else:
         # A forked copy of the parent's objects: the cyclic GC must not finalise any of them
         # (a pipeline copy's destructor would try to stop threads that do not exist here).
@@ -255,21 +260,42 @@ def _worker_main(worker_id, conn, sources, pickled, prefix):
 
 # ---------------------------------------------------------------------------- pipeline side
 
+def _callback_pickler(pickler):
+    """Pipeline(py_callback_pickler=...) as DALI takes it: None (pickle), a module or object
+    with dumps and loads, or (that, dumps_kwargs, loads_kwargs) with the last two optional."""
+    if pickler is None:
+        return pickle, {}, {}
+    extra = ()
+    if isinstance(pickler, tuple):
+        if not 1 <= len(pickler) <= 3:
+            raise ValueError("Pipeline: py_callback_pickler as a tuple is (pickler, "
+                             f"dumps_kwargs, loads_kwargs), got {len(pickler)} entries.")
+        pickler, extra = pickler[0], pickler[1:]
+    if not all(callable(getattr(pickler, m, None)) for m in ("dumps", "loads")):
+        raise TypeError(f"Pipeline: py_callback_pickler must have dumps and loads (a module such "
+                        f"as dill or cloudpickle), got {pickler!r}.")
+    kwargs = [dict(k or {}) for k in extra] + [{}] * (2 - len(extra))
+    return pickler, kwargs[0], kwargs[1]
+
+
 class WorkerPool:
     """The worker processes of one pipeline."""
 
-    def __init__(self, specs, num_workers, start_method):
+    def __init__(self, specs, num_workers, start_method, pickler=None):
         if start_method not in _START_METHODS:
             raise ValueError(f"Pipeline: py_start_method must be 'fork' or 'spawn', got "
                              f"{start_method!r}")
         ctx = multiprocessing.get_context(start_method)
-        pickled = start_method == "spawn"
+        pickled = None
         payload = specs
-        if pickled:
+        if start_method == "spawn":
+            pickler, dumps_kwargs, loads_kwargs = _callback_pickler(pickler)
+            pickled = (pickler.__name__ if isinstance(pickler, types.ModuleType) else pickler,
+                       loads_kwargs)
             payload = []
             for s in specs:
                 try:
-                    payload.append(pickle.dumps(s))
+                    payload.append(pickler.dumps(s, **dumps_kwargs))
                 except Exception as e:
                     raise TypeError(
                         f"{s.where}: with py_start_method='spawn' the source is sent to the worker "

@@ -1,12 +1,14 @@
 """Operator functions generated from the C++ schemas: the one place arguments are declared."""
 import difflib
+import os
 import types as _pytypes
 
 import numpy as np
 
 from . import _C
+from . import _dali_ops
 from . import types as _types
-from .pipeline import DataNode, Pipeline
+from .pipeline import DETACHED, DataNode, Pipeline
 
 SCHEMAS = {s["name"]: s for s in _C.schemas()}
 
@@ -50,7 +52,10 @@ _ADAPTERS = {
     "readers.caffe": _caffe_outputs,
     "readers.caffe2": _caffe2_outputs,
     "readers.coco": _coco_outputs,
+    "element_extract": _one_output_per("element_map"),
     "external_source": "stoker.external_source:_adapt",
+    "python_function": "stoker.python_function:_adapt_python_function",
+    "dl_tensor_python_function": "stoker.python_function:_adapt_dl_tensor_python_function",
 }
 
 
@@ -87,25 +92,91 @@ def make_docstring(schema):
     return "\n".join(lines)
 
 
+def plain_arg(v, what):
+    """An argument as DALI code writes it -> the Python values the schema checks take: NumPy
+    scalars and arrays (also inside lists and tuples) become numbers and lists, NumPy dtypes and
+    scalar types (np.float32) DALIDataType, paths (pathlib) strings, types.Constant its value.
+    Anything else is returned as it is, for the schema to accept or refuse."""
+    if isinstance(v, _types.Constant):
+        v = v.value
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic)):
+        try:
+            return _types.from_numpy_dtype(v)
+        except TypeError:
+            raise TypeError(f"{what}: NumPy type {np.dtype(v)} has no stoker element type; use one "
+                            "of stoker.types.DALIDataType (e.g. types.FLOAT) or bool, an "
+                            "integer or a float NumPy type.") from None
+    if isinstance(v, os.PathLike):
+        return os.fspath(v)
+    if isinstance(v, (list, tuple)):
+        return [plain_arg(x, what) for x in v]
+    return v
+
+
+def _constant_input(op_name, i, x):
+    """An input that is not a DataNode becomes a constant node, as in DALI (fn.full(2.5),
+    fn.random.choice([1, 2, 3])); a scalar makes a 0-d sample."""
+    try:
+        if isinstance(x, _types.Constant):
+            return _types.constant_node(x.value, x.dtype, shape=[])
+        if isinstance(x, (bool, int, float, list, tuple, np.ndarray, np.generic)):
+            return _types.constant_node(x)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"fn.{op_name}: input {i} is not a DataNode and not a constant: {e}") from None
+    raise TypeError(f"fn.{op_name}: input {i} must be a DataNode (the output of another operator) "
+                    f"or a constant (a number, a list or a NumPy array), got {type(x).__name__}.")
+
+
+# Arguments an adapter takes as Python objects, not as schema values.
+_OPAQUE_ARGS = ("source",)
+
+
+def external_source_positional(args, kwargs, where):
+    """DALI's ``external_source(source=None, num_outputs=None, *, ...)``: the positional
+    arguments of fn.external_source and ops.ExternalSource as keywords."""
+    if len(args) > 2:
+        raise TypeError(f"{where} takes at most 2 positional arguments (source, num_outputs), "
+                        f"got {len(args)}.")
+    kwargs = dict(kwargs)
+    for name, value in zip(("source", "num_outputs"), args):
+        if name in kwargs:
+            raise TypeError(f"{where} got multiple values for argument '{name}'.")
+        kwargs[name] = value
+    return kwargs
+
+
 def record_op(op_name, inputs, kwargs, default_device=None):
-    """Checks a call against the schema and adds the operator to the current pipeline."""
+    """Checks a call against the schema and adds the operator to the current pipeline (or, called
+    outside any pipeline, as DALI allows, to the detached graph: a pipeline that uses the
+    result adopts a copy of the operators it needs)."""
     schema = SCHEMAS[op_name]
     pipe = Pipeline.current()
-    if pipe is None:
-        raise RuntimeError(f"fn.{op_name} must be called while a pipeline is being defined: inside "
-                           "a @pipeline_def function, inside `with pipe:`, or in define_graph().")
     num_outputs, wrap = schema["num_outputs"], None
     adapter = _adapter(op_name)
+    if op_name == "external_source" and inputs:
+        inputs, kwargs = (), external_source_positional(inputs, kwargs, "fn.external_source")
+    if pipe is None:
+        if adapter is not None and op_name == "external_source":
+            raise RuntimeError(f"fn.{op_name} must be called while a pipeline is being defined: "
+                               "inside a @pipeline_def function, inside `with pipe:`, or in "
+                               "define_graph().")
+        pipe = DETACHED
+    kwargs = {k: v if k in _OPAQUE_ARGS or isinstance(v, DataNode)
+              else plain_arg(v, f"fn.{op_name}: argument '{k}'") for k, v in kwargs.items()}
     if adapter is not None:
         kwargs, num_outputs, wrap = adapter(dict(kwargs))
     device = kwargs.pop("device", None)
     name = kwargs.pop("name", None)
     preserve = bool(kwargs.pop("preserve", False))
     kwargs.pop("bytes_per_sample_hint", None)
+    inputs = [x if isinstance(x, DataNode) else _constant_input(op_name, i, x)
+              for i, x in enumerate(inputs)]
+    inputs = [pipe._adopt(x) for x in inputs]
     for i, x in enumerate(inputs):
-        if not isinstance(x, DataNode):
-            raise TypeError(f"fn.{op_name}: input {i} must be a DataNode (the output of another "
-                            f"operator), got {type(x).__name__}.")
         if x.pipeline is not pipe:
             raise ValueError(f"fn.{op_name}: input {i} comes from another pipeline.")
     n = len(inputs)
@@ -136,6 +207,7 @@ def record_op(op_name, inputs, kwargs, default_device=None):
             if not argdefs[k]["tensor"]:
                 raise TypeError(f"fn.{op_name}: argument '{k}' must be a constant; it does not "
                                 "accept a per-sample tensor from another operator.")
+            v = pipe._adopt(v)
             if v.pipeline is not pipe:
                 raise ValueError(f"fn.{op_name}: argument '{k}' comes from another pipeline.")
             tensor_args[k] = v
@@ -143,12 +215,21 @@ def record_op(op_name, inputs, kwargs, default_device=None):
         if isinstance(v, _types.Constant):
             v = v.value
         args[k] = _C.check_arg(op_name, k, v)
+    # @pipeline_def(enable_conditionals=True): in a branch of an `if` on a DataNode, inputs
+    # made outside the branch are split down to it (stoker._conditionals).
+    conditions = getattr(pipe, "_condition_stack", None)
+    if conditions is not None:
+        inputs, tensor_args = conditions.enter_op(op_name, inputs, tensor_args)
     from .pipeline import _OpRecord
     rec = _OpRecord(op_name, device, args, tensor_args, list(inputs), num_outputs, name, preserve)
     outs = pipe._add_op(rec)
+    if conditions is not None:
+        conditions.made(outs, has_inputs=bool(inputs or tensor_args))
     if wrap is not None:
         return wrap(outs)
-    return outs[0] if len(outs) == 1 else outs
+    # A tuple (DALI: a list), so that `return fn.readers.file(...)` gives the pipeline both
+    # outputs; a list the user builds is one (wrong) output, as in DALI.
+    return outs[0] if len(outs) == 1 else tuple(outs)
 
 
 def make_fn(op_name):
@@ -164,34 +245,79 @@ def make_fn(op_name):
     return op
 
 
-# DALI's `experimental` names of operators that have since moved to the main namespace: DALI
-# keeps them as deprecated aliases, and pipelines written for DALI 1.2x use them.
-EXPERIMENTAL_ALIASES = {
-    "experimental.decoders.image": "decoders.image",
-    "experimental.decoders.image_crop": "decoders.image_crop",
-    "experimental.decoders.image_slice": "decoders.image_slice",
-    "experimental.decoders.image_random_crop": "decoders.image_random_crop",
-    "experimental.peek_image_shape": "peek_image_shape",
-}
+class MissingOperatorError(NotImplementedError, AttributeError):
+    """A DALI operator stoker does not have yet. Also an AttributeError, so that ``hasattr(fn,
+    name)`` and ``getattr(fn, name, default)`` keep working."""
+
+
+def dali_aliases():
+    """DALI's deprecated names (``fn.image_decoder``, ``fn.experimental.decoders.image``, ...)
+    whose operator stoker has: alias -> stoker's operator."""
+    return {alias: target for alias, (_, target) in _dali_ops.FN.items()
+            if target and target in SCHEMAS and alias not in SCHEMAS}
+
+
+def unknown_name(api, path):
+    """The error for ``fn.<path>`` / ``ops.<path>`` when stoker has no such name: a
+    MissingOperatorError for an operator DALI has, else an AttributeError with a suggestion."""
+    if api == "ops":
+        target = _dali_ops.OPS.get(path)
+    else:
+        target = path if path in _dali_ops.FN else None
+    if target is not None:
+        backends, replaced_by = _dali_ops.FN[target]
+        if replaced_by and replaced_by not in SCHEMAS:
+            target = replaced_by
+            backends = _dali_ops.FN[target][0]
+        where = f" (DALI runs it on: {', '.join(backends)})" if backends else ""
+        return MissingOperatorError(
+            f"{api}.{path} is a DALI operator stoker does not have yet{where}. The table of "
+            f"DALI's operators in stoker's README (or `python -m stoker ops --dali`) says which "
+            f"it has; until fn.{target} comes, fn.python_function can run your own code in the "
+            "pipeline.")
+    parent, _, leaf = path.rpartition(".")
+    known = ([n.rpartition(".")[2] for n in SCHEMAS if n.rpartition(".")[0] == parent]
+             if api == "fn" else [])
+    close = difflib.get_close_matches(leaf, known, n=1)
+    hint = f" Did you mean {api}.{parent + '.' if parent else ''}{close[0]}?" if close else ""
+    return AttributeError(f"{api}.{path} is neither a stoker nor a DALI operator.{hint} "
+                          f"`python -m stoker ops` lists stoker's operators.")
+
+
+def namespace_getattr(api, prefix):
+    """A module-level __getattr__ for the namespace ``api.prefix`` (prefix "" or "readers.")."""
+    def __getattr__(name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise unknown_name(api, prefix + name)
+    return __getattr__
 
 
 def build_namespace(module_name, factory):
-    """A module tree ('fn', 'fn.readers', ...) with one entry per schema, and DALI's
-    experimental aliases."""
+    """A module tree ('fn', 'fn.readers', ...) with one entry per schema, DALI's deprecated
+    aliases of those, and (empty) every namespace DALI has, so that fn.segmentation.X names the
+    missing operator instead of failing on fn.segmentation."""
     root = {}
     names = [(n, n) for n in SCHEMAS if not n.startswith("_")]  # "_": internal operators
-    names += [(a, t) for a, t in EXPERIMENTAL_ALIASES.items() if t in SCHEMAS]
+    names += sorted(dali_aliases().items())
     for path, op_name in names:
         parts = path.split(".")
         node = root
         for p in parts[:-1]:
             node = node.setdefault(p, {})
         node[parts[-1]] = factory(op_name)
+    for path in _dali_ops.FN:
+        node = root
+        for p in path.split(".")[:-1]:
+            node = node.setdefault(p, {})
 
     def to_module(name, tree):
         m = _pytypes.ModuleType(name)
         for k, v in tree.items():
             setattr(m, k, to_module(f"{name}.{k}", v) if isinstance(v, dict) else v)
+        prefix = name.partition(".")[2].partition(".")[2]  # "stoker.fn.readers" -> "readers"
+        m.__getattr__ = namespace_getattr(module_name.rpartition(".")[2],
+                                          prefix + "." if prefix else "")
         return m
 
     return root, to_module

@@ -17,6 +17,13 @@ raises StopIteration, and ``Pipeline.reset()`` starts the next one.
 The source is called on the pipeline's producer thread (with the GIL), up to
 ``prefetch_queue_depth`` batches ahead of ``run()``.
 
+``timeout=`` (seconds; stoker's own, DALI has none) bounds a call into the source: ``run()``
+raises TimeoutError naming the external_source and how long the call has lasted, instead of
+hanging on a source that never returns. Off by default (as DALI: a first call that downloads
+data, or a breakpoint in the source, may take minutes). Ctrl-C interrupts ``run()`` either way,
+and closing or deleting the pipeline, or the interpreter's exit, does not wait for such a call
+longer than a couple of seconds.
+
 ``parallel=True`` calls the source in the pipeline's worker processes instead (``py_num_workers``
 of them, started with ``py_start_method``, 'fork' by default): the source must be a callable
 that takes one argument, a SampleInfo (``batch=False``, the default with ``parallel=True``; the
@@ -37,6 +44,7 @@ the beginning.
 import collections
 import functools
 import inspect
+import numbers
 import pickle
 import threading
 import weakref
@@ -104,6 +112,18 @@ def _per_output(value, n, what, where):
     return [value] * n
 
 
+def _check_same_kind(samples, where, what):
+    """Raises TypeError unless the arrays `samples` (`what` names them in the message) share
+    dtype and number of dimensions, as the samples of one batch must."""
+    if samples:
+        dt, nd = samples[0].dtype, samples[0].ndim
+        for i, s in enumerate(samples[1:], 1):
+            if s.dtype != dt or s.ndim != nd:
+                raise TypeError(f"{where}: {what} must share dtype and number of dimensions; "
+                                f"sample 0 is {dt} {samples[0].shape}, sample {i} is {s.dtype} "
+                                f"{s.shape}")
+
+
 class _ExternalSource:
     """The Python side of one fn.external_source: produces each iteration's batches."""
 
@@ -124,6 +144,9 @@ class _ExternalSource:
         self._repeat_last = repeat_last
         self._source = source
         self._lock = threading.Lock()
+        # Held by the producer while it calls the source (taken before _lock where both are):
+        # run()'s bookkeeping under _lock must not wait for a call that may never return.
+        self._call_lock = threading.Lock()
         if source is None:
             self._kind = "feed"
         elif inspect.isgeneratorfunction(source):
@@ -161,6 +184,8 @@ class _ExternalSource:
                     f"{where}: with parallel=True the source is called with one argument ({what}), "
                     f"but {getattr(source, '__name__', type(source).__name__)!r} takes none")
         self._depth = prefetch_queue_depth
+        self.timeout = None         # seconds a call into the source may last (None: no limit)
+        self.layouts = None         # per output: the layout declared, or None
         self.pool = None            # the pipeline's WorkerPool (parallel sources)
         self.pool_index = -1        # this source's index in it
         self._inflight = {}         # (epoch, batch in epoch) -> task ids (parallel)
@@ -192,7 +217,7 @@ class _ExternalSource:
         try:
             if self.parallel:
                 return self._fetch_parallel(batch_size)
-            with self._lock:
+            with self._call_lock:
                 return self._fetch_locked(iteration, batch_size)
         except StopIteration:
             with self._lock:
@@ -287,22 +312,8 @@ class _ExternalSource:
         if self._ended:  # batches asked for ahead, after the end of the epoch and before reset()
             raise StopIteration
         if self._kind == "feed":
-            if self._fed:
-                self._last = self._fed.popleft()
-                n = len(self._last[0])
-                if n > batch_size:
-                    raise ValueError(f"{self.where}: the batch given to feed_input has {n} samples, "
-                                     f"more than the pipeline's batch_size ({batch_size})")
-                return self._last
-            if self._repeat_last and self._last is not None:
-                return self._last
-            if iteration < self._requested:
-                raise RuntimeError(
-                    f"{self.where}: no data for this batch: feed the external_source"
-                    f"{'' if self.name is None else ' ' + repr(self.name)} with "
-                    "pipe.feed_input(name_or_node, data) before each pipe.run() (or give it a "
-                    "source=)")
-            return None  # the producer is ahead of run(): wait for feed_input
+            with self._lock:  # one step against feed_input() and run()'s requested()
+                return self._next_fed(iteration, batch_size)
         try:
             out = self._produce(batch_size)
         except StopIteration:
@@ -312,6 +323,24 @@ class _ExternalSource:
             raise
         self._iter_in_epoch += 1
         return out
+
+    def _next_fed(self, iteration, batch_size):
+        if self._fed:
+            self._last = self._fed.popleft()
+            n = len(self._last[0])
+            if n > batch_size:
+                raise ValueError(f"{self.where}: the batch given to feed_input has {n} samples, "
+                                 f"more than the pipeline's batch_size ({batch_size})")
+            return self._last
+        if self._repeat_last and self._last is not None:
+            return self._last
+        if iteration < self._requested:
+            raise RuntimeError(
+                f"{self.where}: no data for this batch: feed the external_source"
+                f"{'' if self.name is None else ' ' + repr(self.name)} with "
+                "pipe.feed_input(name_or_node, data) before each pipe.run() (or give it a "
+                "source=)")
+        return None  # the producer is ahead of run(): wait for feed_input
 
     def _produce(self, batch_size):
         if self._batch:
@@ -382,7 +411,7 @@ class _ExternalSource:
         if want is not None and a.dtype != want:
             raise TypeError(f"{self.where}: {what} has dtype {a.dtype}, but dtype="
                             f"{_types.from_numpy_dtype(want).name} was declared for output {k}")
-        return np.ascontiguousarray(a)
+        return np.require(a, requirements="C")  # (ascontiguousarray makes 0-d samples 1-d)
 
     def _normalize(self, raw, batch_size):
         """The source's result -> a tuple of batches (arrays or lists of arrays), checked."""
@@ -412,13 +441,7 @@ class _ExternalSource:
                                     f"got {type(b).__name__}")
                 samples = [self._as_array(s, k, f"sample {i} of output {k}") for i, s in enumerate(b)]
                 n = len(samples)
-                if n:
-                    dt, nd = samples[0].dtype, samples[0].ndim
-                    for i, s in enumerate(samples[1:], 1):
-                        if s.dtype != dt or s.ndim != nd:
-                            raise TypeError(f"{self.where}: the samples of a batch must share dtype "
-                                            f"and number of dimensions; sample 0 is {dt} "
-                                            f"{samples[0].shape}, sample {i} is {s.dtype} {s.shape}")
+                _check_same_kind(samples, self.where, "the samples of a batch")
                 sample_ndim = samples[0].ndim if n else 0
                 dense = samples
             if not 1 <= n <= batch_size:
@@ -436,9 +459,34 @@ class _ExternalSource:
         if self._kind != "feed":
             raise RuntimeError(f"{self.where}: this external_source has a source; feed_input is "
                                "for external_sources without one")
+        batch = self._normalize(data, 1 << 62)
+        if layout:
+            batch = self._with_layout(batch, layout)
         with self._lock:
-            self._fed.append(self._normalize(data, 1 << 62))
+            self._fed.append(batch)
         self.state.notify()
+
+    def _with_layout(self, batch, layout):
+        """feed_input(layout=...): checked when the data arrives against the layout the
+        external_source declared and against the data; with none declared it becomes the
+        output's layout (DALI finds a mismatch only inside run(), and then the pipeline is
+        unusable)."""
+        if not isinstance(layout, str):
+            raise TypeError(f"{self.where}: feed_input's layout must be a str such as 'HWC', got "
+                            f"{type(layout).__name__} {layout!r}")
+        declared = self.layouts[0] if self.layouts else None
+        if declared and layout != declared:
+            raise ValueError(f"{self.where}: feed_input got data with layout {layout!r}, but the "
+                             f"external_source declared layout={declared!r}; feed {declared!r} "
+                             "data (or leave feed_input's layout out)")
+        b = batch[0]
+        ndim = b.ndim - 1 if isinstance(b, np.ndarray) else b[0].ndim
+        if len(layout) != ndim:
+            raise ValueError(f"{self.where}: feed_input's layout {layout!r} has {len(layout)} "
+                             f"dimensions, but the samples fed have {ndim}")
+        batch = _FedBatch(batch)
+        batch.layouts = [layout]
+        return batch
 
     def requested(self, iteration):
         """run() is about to wait for `iteration`."""
@@ -461,7 +509,7 @@ class _ExternalSource:
             return self._delivered
 
     def restore_position(self, epoch, batches):
-        with self._lock:
+        with self._call_lock, self._lock:
             self._epoch, self._iter_in_epoch = epoch, batches
             self._delivered = (epoch, batches)
 
@@ -472,7 +520,7 @@ class _ExternalSource:
     def reset(self):
         """Starts the next epoch; returns the last iteration that ended with StopIteration
         (batches made ahead up to it belong to the old epoch), or -1."""
-        with self._lock:
+        with self._call_lock, self._lock:
             stops = [k for k, e in self._errors.items() if isinstance(e, StopIteration)]
             self._ended = False
             self._epoch += 1
@@ -481,6 +529,23 @@ class _ExternalSource:
             self._discard_inflight()
         self.state.notify()
         return max(stops, default=-1)
+
+    def timeout_error(self, iteration):
+        """The TimeoutError for run() when the call into the source that makes `iteration` (or
+        an earlier one) has lasted longer than `timeout`; else None."""
+        if self.timeout is None:
+            return None
+        seconds, called_for = self.state.busy()
+        if called_for < 0 or called_for > iteration or seconds <= self.timeout:
+            return None
+        named = "" if self.name is None else f" (name={self.name!r})"
+        waiting = " (waiting for its worker processes)" if self.parallel else ""
+        return TimeoutError(
+            f"{self.where}{named}: the source has not returned for {seconds:.1f} s{waiting}, "
+            f"longer than its timeout of {self.timeout:g} s (it was called for iteration "
+            f"{called_for}). The call goes on: run() raises this until it returns, then gives "
+            "its batch. Make the source return or raise sooner, or give a larger timeout "
+            "(None: no limit).")
 
     def cancel(self):
         self.state.cancel()
@@ -496,6 +561,11 @@ class _ExternalSource:
         self.state.resume()
 
 
+class _FedBatch(tuple):
+    """A fed batch (one entry per output) carrying feed_input's layout (`layouts`), which the
+    C++ operator takes where the external_source declared none."""
+
+
 def _fetch(ref, iteration, batch_size):
     es = ref()
     if es is None:
@@ -503,7 +573,7 @@ def _fetch(ref, iteration, batch_size):
     return es.fetch(iteration, batch_size)
 
 
-_PYTHON_ONLY = ("source", "cycle", "parallel")
+_PYTHON_ONLY = ("source", "cycle", "parallel", "timeout")
 
 
 def _adapt(kwargs):
@@ -514,6 +584,14 @@ def _adapt(kwargs):
     cycle = kwargs.pop("cycle", None)
     parallel = kwargs.pop("parallel", False)
     parallel = bool(parallel)
+    timeout = kwargs.pop("timeout", None)
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
+            raise TypeError(f"{where}: timeout must be a number of seconds (or None: no limit), "
+                            f"got {type(timeout).__name__} {timeout!r}")
+        if not timeout > 0 or timeout == float("inf"):
+            raise ValueError(f"{where}: timeout must be a positive, finite number of seconds "
+                             f"(or None: no limit), got {timeout!r}")
     if parallel:
         # As DALI: parallel=True makes the source per-sample unless batch= says otherwise, and
         # the data is copied once from the workers' shared memory into the pipeline's pool.
@@ -560,6 +638,8 @@ def _adapt(kwargs):
                          cycle, dtypes, ndims, bool(kwargs.get("repeat_last", False)),
                          kwargs.get("name"), parallel, depth)
     kwargs["_source_id"] = es.state.id
+    es.timeout = None if timeout is None else float(timeout)
+    es.layouts = layout
 
     def wrap(outputs):
         es.record = weakref.ref(outputs[0].op)

@@ -6,10 +6,11 @@ arguments. Call them while a pipeline is being defined; they return DataNodes.
 import sys
 
 from . import types as _types
-from ._schema import SCHEMAS, build_namespace, make_fn, record_op
+from ._schema import SCHEMAS, build_namespace, make_fn, namespace_getattr, record_op
 from .pipeline import DataNode
 
 _tree, _to_module = build_namespace(__name__, make_fn)
+__getattr__ = namespace_getattr("fn", "")
 __all__ = sorted(_tree)
 for _k, _v in _tree.items():
     if isinstance(_v, dict):
@@ -20,21 +21,37 @@ for _k, _v in _tree.items():
         globals()[_k] = _v
 
 
-def _arithmetic(op, left, right, reflected=False):
-    """Builds the operator behind `left <op> right` where at least one side is a DataNode."""
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%",
+            "pow": "**", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+            "bitand": "&", "bitor": "|", "bitxor": "^", "neg": "-", "abs": "abs()"}
+
+
+def _arithmetic(op, *operands, reflected=False, display=None):
+    """Builds the operator behind `left <op> right` (or `-x`, or a stoker.math function of up to
+    three operands) where at least one operand is a DataNode; None operands are left out."""
+    operands = [x for x in operands if x is not None]
     if reflected:
-        left, right = right, left
-    nodes, kwargs = [], {"op": op}
-    for side, x in (("left", left), ("right", right)):
-        if x is None:
-            continue
+        operands.reverse()
+    display = display or f"operator {_SYMBOLS.get(op, op)}"
+    nodes, kwargs = [], {"op": op, "_display_name": display}
+    constants, dtypes, positions = [], [], []
+    for pos, x in enumerate(operands):
         if isinstance(x, DataNode):
             nodes.append(x)
             continue
         c = x if isinstance(x, _types.Constant) else _types.Constant(x)
-        if "constant" in kwargs:
-            raise TypeError(f"'{op}' needs at least one operand that is a DataNode.")
-        kwargs["constant"] = float(c.value)
-        kwargs["constant_dtype"] = c.dtype
-        kwargs["constant_left"] = side == "left"
+        if isinstance(c, DataNode):  # a list or an array: a constant node, broadcast per sample
+            nodes.append(c)
+            continue
+        if not isinstance(c.value, (bool, int, float)):
+            raise TypeError(f"{display}: operand {pos} must be a DataNode or a number, got "
+                            f"{type(c.value).__name__} {c.value!r}.")
+        constants.append(float(c.value))
+        dtypes.append(c.dtype)
+        positions.append(pos)
+    if not nodes:
+        raise TypeError(f"{display} needs at least one operand that is a DataNode (the output of "
+                        f"an operator), got only constants: {operands!r}.")
+    if constants:
+        kwargs.update(constants=constants, constant_dtypes=dtypes, constant_positions=positions)
     return record_op("arithmetic_generic", nodes, kwargs)

@@ -13,13 +13,30 @@ Pipeline subclass's ``__init__``, call them on DataNodes in ``define_graph``.
 """
 import sys
 
-from ._schema import EXPERIMENTAL_ALIASES, SCHEMAS, _camel, make_docstring, record_op
+from . import _dali_ops
+from ._schema import (SCHEMAS, _camel, dali_aliases, external_source_positional,
+                      make_docstring, namespace_getattr, record_op)
 
 
 def _make_class(op_name, cls_name, default_device=None):
     schema = SCHEMAS[op_name]
 
-    def __init__(self, **kwargs):
+    def __init__(self, *args, **kwargs):
+        if args and op_name in ("python_function", "dl_tensor_python_function"):
+            # DALI's PythonFunction(function, num_outputs=1, ...)
+            if len(args) > 2:
+                raise TypeError(f"ops.{cls_name} takes at most 2 positional arguments (function, "
+                                f"num_outputs), got {len(args)}.")
+            for name, value in zip(("function", "num_outputs"), args):
+                if name in kwargs:
+                    raise TypeError(f"ops.{cls_name} got multiple values for argument '{name}'.")
+                kwargs[name] = value
+            args = ()
+        if args:
+            if op_name != "external_source":
+                raise TypeError(f"ops.{cls_name} takes keyword arguments only, got "
+                                f"{len(args)} positional; pass the inputs when calling it.")
+            kwargs = external_source_positional(args, kwargs, f"ops.{cls_name}")
         self._kwargs = kwargs
         self.device = kwargs.get("device", default_device)
 
@@ -34,39 +51,49 @@ def _make_class(op_name, cls_name, default_device=None):
                                "__doc__": make_docstring(schema), "schema_name": op_name})
 
 
+def _resolve(fn_name):
+    """stoker's operator for a DALI fn name (a deprecated alias stands for its successor)."""
+    if fn_name in SCHEMAS:
+        return fn_name
+    return dali_aliases().get(fn_name)
+
+
 def _install():
     import types as pytypes
     this = sys.modules[__name__]
+    this.__getattr__ = namespace_getattr("ops", "")
     names = []
-    entries = [(n, n) for n in SCHEMAS if not n.startswith("_")]  # "_": internal operators
-    entries += [(a, t) for a, t in EXPERIMENTAL_ALIASES.items() if t in SCHEMAS]
-    for path, op_name in entries:
-        schema = SCHEMAS[op_name]
-        parts = path.split(".")
-        target = this
-        prefix = __name__
-        for p in parts[:-1]:
+
+    def namespace(parts):
+        target, prefix = this, __name__
+        for p in parts:
             prefix = f"{prefix}.{p}"
-            sub = getattr(target, p, None)
+            sub = getattr(target, p, None) if p in vars(target) else None
             if sub is None:
                 sub = pytypes.ModuleType(prefix)
+                sub.__getattr__ = namespace_getattr("ops", prefix.partition(".")[2].partition(".")[2] + ".")
                 sys.modules[prefix] = sub
                 setattr(target, p, sub)
                 if target is this:
                     names.append(p)
             target = sub
-        setattr(target, _camel(parts[-1]), _make_class(op_name, _camel(parts[-1])))
-        if len(parts) == 1:
-            names.append(_camel(parts[-1]))
-        for legacy in schema["legacy_names"]:
-            lparts = legacy.split(".")
-            t = this
-            for p in lparts[:-1]:
-                t = getattr(t, p)
-            if not hasattr(t, lparts[-1]):
-                setattr(t, lparts[-1], _make_class(op_name, lparts[-1]))
-                if t is this:
-                    names.append(lparts[-1])
+        return target
+
+    # Each operator under its fn path in CamelCase (fn.readers.file -> ops.readers.File), then
+    # every class name DALI has for an operator stoker has (ops.FileReader, ops.ImageDecoder,
+    # ops.experimental.decoders.Image...), then DALI's empty namespaces (ops.segmentation).
+    entries = [(n.split("."), n) for n in SCHEMAS if not n.startswith("_")]  # "_": internal
+    entries = [(parts[:-1] + [_camel(parts[-1])], n) for parts, n in entries]
+    entries += [(path.split("."), _resolve(fn_name)) for path, fn_name in _dali_ops.OPS.items()
+                if _resolve(fn_name)]
+    for parts, op_name in entries:
+        target = namespace(parts[:-1])
+        if parts[-1] not in vars(target):
+            setattr(target, parts[-1], _make_class(op_name, parts[-1]))
+            if target is this:
+                names.append(parts[-1])
+    for path in _dali_ops.OPS:
+        namespace(path.split(".")[:-1])
     # DALI's GPU JPEG decoder name: decoders.image on the 'mixed' backend.
     if "decoders.image" in SCHEMAS:
         this.nvJPEGDecoder = _make_class("decoders.image", "nvJPEGDecoder", default_device="mixed")

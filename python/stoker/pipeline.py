@@ -1,14 +1,20 @@
 """Pipelines: the graph recorded from ``fn.*`` calls, built into stoker's C++ executor."""
 import atexit
 import functools
+import hashlib
 import inspect
 import json
+import numbers
 import os
 import threading
+import warnings
 import weakref
+
+import numpy as np
 
 from . import _C
 from . import types as _types
+from ._conditionals import do_not_convert  # noqa: F401 (DALI's nvidia.dali.pipeline.do_not_convert)
 
 __all__ = ["Pipeline", "pipeline_def", "DataNode"]
 
@@ -57,13 +63,20 @@ class _OpRecord:
 class DataNode:
     """A batch that flows between operators when the pipeline runs. Supports arithmetic and
     comparisons with other nodes and Python numbers (``images * 2 + 1``, ``labels == 3``)."""
-    __slots__ = ("op", "output", "device", "pipeline", "__weakref__")
+    __slots__ = ("op", "output", "device", "_pipeline", "__weakref__")
 
     def __init__(self, op, output, device, pipeline):
         self.op = op
         self.output = output
         self.device = device
-        self.pipeline = pipeline
+        # Weak: the pipeline holds its nodes (through its graph), and a strong link back would
+        # keep a deleted pipeline, its threads and its memory, until the cyclic GC ran.
+        self._pipeline = weakref.ref(pipeline)
+
+    @property
+    def pipeline(self):
+        """The pipeline this node belongs to (None once that pipeline is gone)."""
+        return self._pipeline()
 
     @property
     def name(self):
@@ -83,15 +96,17 @@ class DataNode:
         return self
 
     def __bool__(self):
-        raise TypeError("a DataNode has no truth value while the pipeline is being defined; "
-                        "use arithmetic or comparisons on it (e.g. `x == 3`) instead of `if x:`.")
+        raise TypeError("a DataNode has no truth value while the pipeline is being defined: "
+                        "`if x:`, `x and y`, `not x` on DataNodes need @pipeline_def("
+                        "enable_conditionals=True) (which runs them per sample); otherwise use "
+                        "arithmetic or comparisons on it (e.g. `x == 3`, `a & b`).")
 
     __hash__ = object.__hash__
 
     # Arithmetic: each builds an 'arithmetic_generic' operator.
     def _bin(self, other, op, reflected=False):
         from .fn import _arithmetic
-        return _arithmetic(op, self, other, reflected)
+        return _arithmetic(op, self, other, reflected=reflected)
 
     def __add__(self, o): return self._bin(o, "add")
     def __radd__(self, o): return self._bin(o, "add", True)
@@ -131,12 +146,55 @@ class DataNode:
         from .fn import _arithmetic
         return _arithmetic("abs", self, None)
 
+    def __getitem__(self, key):
+        """Indexes and slices each sample as NumPy does: ``labels[0]``, ``boxes[:, 0]``,
+        ``images[..., ::-1]``, ``x[None]``; indices and slice bounds may be per-sample DataNodes."""
+        from ._subscript import subscript
+        return subscript(self, key)
+
+    def __iter__(self):
+        # Without this, __getitem__ would make Python iterate x[0], x[1], ... forever.
+        raise TypeError("a DataNode is not iterable while the pipeline is being defined: it "
+                        "stands for a whole batch whose sample shapes are not known yet. Index "
+                        "it (x[0], x[:, 1]) to take parts of each sample.")
+
+
+class _Detached:
+    """The graph of operators called outside any pipeline, as DALI allows (``fn.*`` at module
+    level): a pipeline that uses one of its nodes adopts a copy of what that node needs."""
+
+    def _adopt(self, node):
+        return node
+
+    def _add_op(self, record):
+        record.outputs = [DataNode(record, k, "cpu" if record.device == "cpu" else "gpu", self)
+                          for k in range(record.num_outputs)]
+        return record.outputs
+
+
+DETACHED = _Detached()
 
 _PIPELINE_ARGS = ("batch_size", "num_threads", "device_id", "seed", "exec_pipelined",
                   "prefetch_queue_depth", "exec_async", "bytes_per_sample", "set_affinity",
                   "max_streams", "default_cuda_stream_priority", "enable_memory_stats",
                   "py_num_workers", "py_start_method", "output_dtype", "output_ndim",
-                  "enable_checkpointing", "checkpoint", "max_batch_size", "exec_separated")
+                  "enable_checkpointing", "checkpoint", "max_batch_size", "exec_separated",
+                  "py_callback_pickler", "output_layout", "exec_dynamic",
+                  "experimental_exec_dynamic", "stream_policy", "concurrency")
+
+
+def _warn_batch_past_epoch(executor, batch_size):
+    # A batch larger than a reader's shard repeats the data within every batch: legal (DALI
+    # allows it), but batch_size=10,000,000 over 47 files grew to 16.8 GB without a word.
+    for name, meta in executor.readers():
+        n, shards, shard = meta["epoch_size"], meta["number_of_shards"], meta["shard_id"]
+        in_shard = (shard + 1) * n // shards - shard * n // shards
+        if batch_size > in_shard:
+            warnings.warn(
+                f"{name}: batch_size={batch_size} is larger than the reader's epoch of "
+                f"{in_shard} samples (shard {shard} of {shards}), so every batch holds samples "
+                f"more than once, and memory grows with batch_size, not with the data. If "
+                f"that is not intended, use a batch_size of at most {in_shard}.", stacklevel=3)
 
 
 class Pipeline:
@@ -163,7 +221,19 @@ class Pipeline:
 
     ``py_num_workers`` and ``py_start_method`` ('fork' or 'spawn') configure the worker
     processes of ``fn.external_source(parallel=True)`` (0 workers: those sources run on the
-    pipeline's thread, as in DALI).
+    pipeline's thread, as in DALI); with 'spawn', ``py_callback_pickler`` (a module or object
+    with ``dumps``/``loads``, or DALI's ``(pickler, dumps_kwargs, loads_kwargs)``) sends the
+    sources to them.
+
+    ``output_dtype``, ``output_ndim`` and ``output_layout`` (one value for every output or a
+    list with one per output, None for any) are checked on every batch run() returns, as in
+    DALI: a mismatch raises TypeError (dtype) or ValueError.
+
+    Accepted for DALI's sake and ignored, since stoker has one executor whose behaviour they
+    would not change: ``exec_dynamic``, ``experimental_exec_dynamic``, ``stream_policy``,
+    ``concurrency``, ``bytes_per_sample``, ``set_affinity``, ``max_streams``,
+    ``default_cuda_stream_priority`` and ``enable_memory_stats`` (``memory_stats()`` always
+    works). NumPy integers are taken wherever an int is.
     """
 
     def __init__(self, batch_size=-1, num_threads=-1, device_id=-1, seed=-1,
@@ -172,29 +242,34 @@ class Pipeline:
                  default_cuda_stream_priority=0, enable_memory_stats=False, py_num_workers=1,
                  py_start_method="fork", output_dtype=None, output_ndim=None,
                  enable_checkpointing=False, checkpoint=None, max_batch_size=None,
-                 exec_separated=False):
+                 exec_separated=False, py_callback_pickler=None, output_layout=None,
+                 exec_dynamic=None, experimental_exec_dynamic=None, stream_policy=None,
+                 concurrency=None):
         if max_batch_size is not None and batch_size == -1:
             batch_size = max_batch_size
-        self._batch_size = _check_int("batch_size", batch_size, 1, allow_unset=True)
+        self._batch_size = _check_int("batch_size", batch_size, 1, _INT32_MAX, allow_unset=True)
         if num_threads is None or num_threads == -1:
             num_threads = max(1, min(os.cpu_count() or 1, 4))
-        self._num_threads = _check_int("num_threads", num_threads, 1)
+        self._num_threads = _check_int("num_threads", num_threads, 1, _INT32_MAX)
         if device_id is not None and device_id != -1:
-            _check_int("device_id", device_id, 0)
+            device_id = _check_int("device_id", device_id, 0, _INT32_MAX)
         self._device_id = None if device_id in (None, -1) else device_id
         if seed is None or seed == -1:
             seed = int.from_bytes(os.urandom(4), "little")
-        self._seed = _check_int("seed", seed, 0)
+        self._seed = _check_int("seed", seed, 0, _INT64_MAX)
         if isinstance(prefetch_queue_depth, dict):
             prefetch_queue_depth = prefetch_queue_depth.get("cpu_size", 2)
-        self._prefetch_queue_depth = _check_int("prefetch_queue_depth", prefetch_queue_depth, 1)
+        self._prefetch_queue_depth = _check_int("prefetch_queue_depth", prefetch_queue_depth, 1,
+                                                _INT32_MAX)
         self._exec_async = bool(exec_async)
         self._exec_pipelined = bool(exec_pipelined)
-        self._py_num_workers = _check_int("py_num_workers", py_num_workers, 0)
+        self._py_num_workers = _check_int("py_num_workers", py_num_workers, 0, _INT32_MAX)
         if py_start_method not in ("fork", "spawn"):
             raise ValueError(f"Pipeline: py_start_method must be 'fork' or 'spawn', got "
                              f"{py_start_method!r}.")
         self._py_start_method = py_start_method
+        self._py_callback_pickler = py_callback_pickler
+        self._output_descs = (output_dtype, output_ndim, output_layout)
         self._py_pool = None
         _live_pipelines.add(self)
         self._enable_checkpointing = bool(enable_checkpointing)
@@ -273,6 +348,23 @@ class Pipeline:
         """The pipeline whose graph is being defined, or None."""
         return _current_pipeline()
 
+    def _adopt(self, node):
+        """`node` as a node of this pipeline: one made outside any pipeline (DETACHED) is
+        copied in, with the operators it depends on, once per pipeline."""
+        if not isinstance(node.pipeline, _Detached):
+            return node
+        adopted = self.__dict__.setdefault("_adopted", {})
+        rec = node.op
+        if id(rec) not in adopted:
+            copy = _OpRecord(rec.schema, rec.device, rec.args,
+                             {k: self._adopt(n) for k, n in rec.tensor_args.items()},
+                             [self._adopt(n) for n in rec.inputs], rec.num_outputs, rec.name,
+                             rec.preserve)
+            copy.location = rec.location
+            self._add_op(copy)
+            adopted[id(rec)] = (rec, copy)  # (rec kept alive: its id stays unique)
+        return adopted[id(rec)][1].outputs[node.output]
+
     def _add_op(self, record):
         if self._built:
             raise RuntimeError("Pipeline: operators cannot be added after build().")
@@ -284,13 +376,16 @@ class Pipeline:
 
     def set_outputs(self, *outputs):
         """Names the nodes whose batches run() returns."""
-        flat = []
-        for o in outputs:
-            if isinstance(o, (list, tuple)):
-                flat.extend(o)
-            else:
-                flat.append(o)
+        flat = list(outputs)
         for i, o in enumerate(flat):
+            if isinstance(o, (list, tuple)):
+                raise TypeError(
+                    f"Pipeline output {i} is a {type(o).__name__} of {len(o)} values, not a "
+                    "DataNode: return the outputs as a tuple (`return a, b`) or unpack the list "
+                    "(`return tuple(outs)`, `set_outputs(*outs)`); as in DALI, a list is not "
+                    "expanded into outputs.")
+            if isinstance(o, DataNode):
+                o = flat[i] = self._adopt(o)
             if not isinstance(o, DataNode):
                 raise TypeError(f"Pipeline outputs must be DataNodes made by stoker operators; "
                                 f"output {i} is {type(o).__name__} ({o!r}).")
@@ -332,7 +427,8 @@ class Pipeline:
         from ._py_workers import SourceSpec, WorkerPool
         specs = [SourceSpec(es.where, es._source, not es._batch, es._batch_info,
                             es._n if es._tuple else None) for es in parallel]
-        pool = WorkerPool(specs, self._py_num_workers, self._py_start_method)
+        pool = WorkerPool(specs, self._py_num_workers, self._py_start_method,
+                          self._py_callback_pickler)
         self._py_pool = pool
         for k, es in enumerate(parallel):
             es.pool, es.pool_index = pool, k
@@ -342,6 +438,7 @@ class Pipeline:
         if self._built:
             return
         self._define()
+        self._descs_per_output()  # wrong lengths fail here, not at the first run()
         ops, outputs = self._serialize()
         for es in self._external_sources:
             es.resume()
@@ -358,6 +455,7 @@ class Pipeline:
             self._restore(executor, self._checkpoint)
         self._executor = executor
         self._built = True
+        _warn_batch_past_epoch(executor, self._batch_size)
 
     def _restore(self, executor, ckpt):
         sources = ckpt["external_sources"]
@@ -389,6 +487,7 @@ class Pipeline:
             epoch, it = es.position()
             ckpt["external_sources"].append({"name": es.name, "resumable": es.resumable,
                                              "epoch_idx": epoch, "iteration": it})
+        ckpt["checksums"] = _checksums(ckpt)
         text = json.dumps(ckpt)
         if filename is not None:
             with open(filename, "w") as f:
@@ -427,14 +526,14 @@ class Pipeline:
         re-raises what a source raised."""
         self.build()
         if not self._external_sources:
-            return self._executor.run()
+            return self._check_outputs(self._executor.run())
         self.iter_setup()
         it = self._iteration
         self._iteration += 1
         for es in self._external_sources:
             es.requested(it)
         try:
-            out = self._executor.run()
+            out = self._executor_run(it)
         except Exception:
             for es in self._external_sources:
                 es.delivered(it)
@@ -445,8 +544,56 @@ class Pipeline:
                 if exc is not None:  # (a parallel source's carries the worker's traceback)
                     raise exc.with_traceback(exc.__traceback__) from exc.__cause__
             raise
+        if isinstance(out, TimeoutError):
+            self._iteration = it  # its batch is still to come: the next run() waits for it again
+            raise out
         for es in self._external_sources:
             es.delivered(it)
+        return self._check_outputs(out)
+
+    def _executor_run(self, it):
+        """The executor's next batch (iteration `it`), or the TimeoutError of an external
+        source whose call for it has outlasted its timeout."""
+        timed = [es for es in self._external_sources if es.timeout is not None]
+        if not timed:
+            return self._executor.run()
+        while True:
+            out = self._executor.run(0.1)
+            if out is not None:
+                return out
+            for es in timed:
+                err = es.timeout_error(it)
+                if err is not None:
+                    return err
+
+    def _descs_per_output(self):
+        """output_dtype, output_ndim, output_layout: one list per kind, one entry per output."""
+        n, descs = len(self._outputs), []
+        for what, v in zip(("output_dtype", "output_ndim", "output_layout"),
+                           self._output_descs):
+            v = list(v) if isinstance(v, (list, tuple)) else [v] * n
+            if len(v) != n:
+                raise ValueError(f"Pipeline: {what} has {len(v)} entries, but the pipeline has "
+                                 f"{n} outputs; give one per output (None: any), or one value "
+                                 "for all.")
+            descs.append(v)
+        descs[0] = [None if t is None else _types.DALIDataType(t) for t in descs[0]]
+        return descs
+
+    def _check_outputs(self, out):
+        if self._output_descs == (None, None, None):
+            return out
+        for i, (o, t, nd, lay) in enumerate(zip(out, *self._descs_per_output())):
+            got_nd = len(o.shape()[0]) if len(o) else None
+            if t is not None and o.dtype != t:
+                raise TypeError(f"Pipeline: output {i} has dtype {o.dtype.name}, but "
+                                f"output_dtype says {t.name}.")
+            if nd is not None and got_nd is not None and got_nd != nd:
+                raise ValueError(f"Pipeline: output {i} has {got_nd} dimensions, but "
+                                 f"output_ndim says {nd}.")
+            if lay is not None and lay != "" and o.layout() != lay:
+                raise ValueError(f"Pipeline: output {i} has layout {o.layout()!r}, but "
+                                 f"output_layout says {lay!r}.")
         return out
 
     def iter_setup(self):
@@ -523,8 +670,9 @@ class Pipeline:
         return self._executor.error_stats()
 
     def memory_stats(self):
-        """Bytes allocated, reserved and their peaks, per memory kind (``host``; with a GPU,
-        ``device`` and ``pinned``). The GPU kinds also give ``resource_held``: what stoker's
+        """Bytes allocated, reserved and their peaks, and the ``cap`` (0: none; the host pool's
+        is 80% of RAM by default, see ``set_host_memory_cap``), per memory kind (``host``; with
+        a GPU, ``device`` and ``pinned``). The GPU kinds also give ``resource_held``: what stoker's
         memory resource of that kind holds for every pipeline of the process, memory the caches
         trimmed but kept for reuse included (stoker never frees GPU or pinned memory while
         pipelines run: that waits for the whole GPU). That is the GPU memory stoker occupies."""
@@ -572,9 +720,13 @@ class Pipeline:
         return self._executor.release_unused()
 
     def set_host_memory_cap(self, nbytes):
-        """Caps the host memory pool; an allocation past it raises MemoryError."""
+        """Caps the host memory pool; an allocation past it raises MemoryError naming the
+        operator. The default cap is 80% of the RAM this process may use (the machine's, or
+        its container's limit where lower), so that an oversized batch fails with a message
+        instead of swapping; the environment variable ``STOKER_HOST_MEMORY_CAP=<bytes>`` sets
+        another default; 0 means no cap. ``memory_stats()["host"]["cap"]`` reports it."""
         self.build()
-        self._executor.set_host_memory_cap(int(nbytes))
+        self._executor.set_host_memory_cap(_check_int("nbytes", nbytes, 0, 2**64 - 1))
 
     def close(self):
         """Stops the executor's threads and the external sources' worker processes, and frees
@@ -600,6 +752,8 @@ class Pipeline:
         # shuts down in place; elsewhere a helper thread does it once this thread moves on.
         for es in getattr(self, "_external_sources", ()):
             es.cancel()  # (a flag in C++: safe anywhere)
+        for r in getattr(self, "_ops", ()):
+            r.outputs = []  # an operator and its nodes refer to each other: free them now
         pool = getattr(self, "_py_pool", None)
         box = [getattr(self, "_executor", None)]  # the only reference, for _shut_down to drop
         self._py_pool = self._executor = None
@@ -639,7 +793,63 @@ def _shut_down(pool, box):
 
 
 _CHECKPOINT_FORMAT = "stoker.checkpoint"
-_CHECKPOINT_VERSION = 1
+_CHECKPOINT_VERSION = 2  # 2: with "checksums"; version 1 (without) is still read
+_INT32_MAX = 2**31 - 1
+_INT64_MAX = 2**63 - 1
+
+
+def _checksums(ckpt):
+    """A checksum of each field of a checkpoint and of each entry of its lists, so that a field
+    edited or damaged after checkpoint() is named when the checkpoint is restored: the reader
+    states check themselves, but the iteration, the seeds and the external sources' positions
+    would otherwise be taken as they are and give other batches. Fields added later by others
+    (the framework iterators' "iterator" section) are theirs to check."""
+    def digest(value):
+        canonical = json.dumps(value, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+    sums = {}
+    for key, value in ckpt.items():
+        if key in ("checksums", "iterator"):
+            continue
+        if isinstance(value, list):
+            for i, entry in enumerate(value):
+                sums[f"{key}[{i}]"] = digest(entry)
+            sums[key] = digest(len(value))
+        else:
+            sums[key] = digest(value)
+    return sums
+
+
+def _check_checksums(ckpt):
+    sums = ckpt.get("checksums")
+    if not isinstance(sums, dict):
+        raise ValueError("Pipeline: the checkpoint is damaged (its 'checksums' field is missing or "
+                         "not a dict); pass the string Pipeline.checkpoint() returned, unchanged.")
+    want = _checksums(ckpt)
+    changed = [k for k in list(want) + [k for k in sums if k not in want]
+               if want.get(k) != sums.get(k)]
+    if not changed:
+        return
+
+    def describe(key):
+        name, _, index = key.partition("[")
+        entries = ckpt.get(name)
+        if not index[:-1].isdigit():
+            return f"'{key}'"
+        i = int(index[:-1])
+        if not isinstance(entries, list) or i >= len(entries):
+            return f"'{key}' (which is missing)"
+        entry = entries[i] if isinstance(entries[i], dict) else {}
+        what = " ".join(str(x) for x in (entry.get("op"), repr(entry.get("name")) if entry.get(
+            "name") else None) if x)
+        return f"'{key}'" + (f" ({what})" if what else "")
+
+    raise ValueError(f"Pipeline: the checkpoint is damaged or was edited: "
+                     f"{', '.join(describe(k) for k in changed)} "
+                     f"{'does' if len(changed) == 1 else 'do'} not match the checksum written "
+                     "with it. Pass the string Pipeline.checkpoint() returned, unchanged (take a "
+                     "new checkpoint to resume from another point).")
 
 
 def _parse_checkpoint(checkpoint):
@@ -657,11 +867,14 @@ def _parse_checkpoint(checkpoint):
         raise ValueError(f"Pipeline: checkpoint is not a stoker checkpoint (it starts with "
                          f"{checkpoint[:40]!r}); pass the string Pipeline.checkpoint() returned "
                          "(or the contents of the file it wrote).")
-    if ckpt.get("version") != _CHECKPOINT_VERSION:
+    if type(ckpt.get("version")) is not int or ckpt["version"] not in (1, _CHECKPOINT_VERSION):
         raise ValueError(f"Pipeline: the checkpoint has version {ckpt.get('version')!r}; this "
-                         f"stoker reads version {_CHECKPOINT_VERSION}. Take the checkpoint again "
-                         "with this version of stoker.")
-    ok = (isinstance(ckpt.get("seed"), int) and isinstance(ckpt.get("iteration"), int) and
+                         f"stoker reads versions 1 to {_CHECKPOINT_VERSION}. Take the checkpoint "
+                         "again with this version of stoker.")
+    if ckpt["version"] >= 2:
+        _check_checksums(ckpt)
+    ok = (isinstance(ckpt.get("seed"), int) and 0 <= ckpt["seed"] <= _INT64_MAX and
+          isinstance(ckpt.get("iteration"), int) and
           isinstance(ckpt.get("operators"), list) and
           isinstance(ckpt.get("external_sources"), list) and
           all(isinstance(e, dict) and isinstance(e.get("epoch_idx"), int) and
@@ -672,13 +885,16 @@ def _parse_checkpoint(checkpoint):
     return ckpt
 
 
-def _check_int(name, value, minimum, allow_unset=False):
+def _check_int(name, value, minimum, maximum, allow_unset=False):
     if allow_unset and value in (None, -1):
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"Pipeline: {name} must be an int, got {type(value).__name__} {value!r}.")
+    value = int(value)  # NumPy integers too, as DALI takes them
     if value < minimum:
         raise ValueError(f"Pipeline: {name} must be >= {minimum}, got {value}.")
+    if value > maximum:  # the engine's integer types (as DALI's: int32, and int64 for the seed)
+        raise ValueError(f"Pipeline: {name} must be <= {maximum}, got {value}.")
     return value
 
 
@@ -686,10 +902,11 @@ def pipeline_def(fn=None, **pipeline_kwargs):
     """Decorator: turns a function that defines a graph with ``fn.*`` into one that returns a
     Pipeline. Pipeline arguments (batch_size, num_threads, device_id, seed, ...) can be given to
     the decorator and overridden when calling the function; the function's own arguments pass
-    through (a parameter named like a pipeline argument receives it too)."""
+    through (a parameter named like a pipeline argument receives it too).
+
+    ``enable_conditionals=True`` (here or when calling) lets ``if``, ``and``, ``or`` and ``not``
+    take DataNodes, per sample, as in DALI (see ``stoker._conditionals``)."""
     enable_conditionals = pipeline_kwargs.pop("enable_conditionals", False)
-    if enable_conditionals:
-        raise NotImplementedError("pipeline_def: enable_conditionals is not supported by stoker yet.")
     unknown = set(pipeline_kwargs) - set(_PIPELINE_ARGS)
     if unknown:
         raise TypeError(f"pipeline_def: unknown pipeline argument(s): {', '.join(sorted(unknown))}.")
@@ -698,8 +915,14 @@ def pipeline_def(fn=None, **pipeline_kwargs):
         params = inspect.signature(func).parameters
         takes_kwargs = any(p.kind == p.VAR_KEYWORD for p in params.values())
 
+        if getattr(func, "__stoker_do_not_convert__", False):
+            raise ValueError("Pipeline definition cannot be marked with @do_not_convert.")
+
         @functools.wraps(func)
         def create(*args, **kwargs):
+            conditionals = kwargs.get("enable_conditionals", enable_conditionals)
+            if "enable_conditionals" not in params and not takes_kwargs:
+                kwargs.pop("enable_conditionals", None)
             ctor = dict(pipeline_kwargs)
             for k in list(kwargs):
                 if k in _PIPELINE_ARGS:
@@ -710,13 +933,20 @@ def pipeline_def(fn=None, **pipeline_kwargs):
                 if k in params and k not in kwargs and k in ctor:
                     kwargs[k] = ctor[k]
             pipe = Pipeline(**ctor)
+            body = func
+            if conditionals:
+                from . import _conditionals
+                body = _conditionals.convert(func)
+                pipe._condition_stack = _conditionals.ConditionStack()
             with pipe:
-                outs = func(*args, **kwargs)
+                outs = body(*args, **kwargs)
                 if outs is None:
                     raise ValueError(f"@pipeline_def function {func.__name__} returned nothing; "
                                      "return the pipeline's outputs.")
-                if not isinstance(outs, (list, tuple)):
+                if not isinstance(outs, tuple):  # a list is one (wrong) output, as in DALI
                     outs = (outs,)
+                if conditionals:  # (an output made inside a branch would be part of a batch)
+                    pipe._condition_stack.check_outputs(outs)
                 pipe.set_outputs(*outs)
             return pipe
 

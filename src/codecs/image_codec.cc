@@ -262,6 +262,7 @@ Plan make_plan(const ImageInfo& info, const DecodeParams& params) {
                                           " is supported for JPEG only, but the image is " +
                                           format_name(info.format) + "; use scale_denom=1");
   p.scale_denom = d;
+  p.fast_idct = params.fast_idct;
   p.limits = params.limits;
   p.scaled_h = (info.height + d - 1) / d;
   p.scaled_w = (info.width + d - 1) / d;

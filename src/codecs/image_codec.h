@@ -72,6 +72,8 @@ struct DecodeParams {
   // ceil(stored / scale_denom). Any other value, or a non-JPEG with scale_denom != 1, is an
   // invalid argument.
   int scale_denom = 1;
+  // JPEG only: libjpeg's fast integer IDCT (JDCT_IFAST), less exact; DALI's use_fast_idct.
+  bool fast_idct = false;
   Roi roi;
   DecodeLimits limits;
 };

@@ -15,6 +15,7 @@ namespace stoker::codecs::detail {
 struct Plan {
   int64_t scaled_h = 0, scaled_w = 0;  // the stored image after scaling
   int scale_denom = 1;
+  bool fast_idct = false;
   int orientation = 1;                 // the one to apply; 1 when not applied
   ColorOut color = ColorOut::kRGB;
   int channels = 3;                    // output channels

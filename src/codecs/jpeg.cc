@@ -147,6 +147,7 @@ enum class Conv { kDirect, kRgbToGray, kCmyk };
 struct Job {
   int64_t expect_h, expect_w;  // stored size from peek
   int scale_denom;
+  bool fast_idct;
   J_COLOR_SPACE out_space;
   int decoded_c;               // components libjpeg writes per pixel
   Conv conv;
@@ -248,7 +249,7 @@ Status run_decode(Ctx* c, const uint8_t* data, size_t size, Job* j) {
     return Status::kMismatch;
   }
   ci->out_color_space = j->out_space;
-  ci->dct_method = JDCT_ISLOW;
+  ci->dct_method = j->fast_idct ? JDCT_IFAST : JDCT_ISLOW;
   ci->do_fancy_upsampling = TRUE;
   ci->scale_num = 1;
   ci->scale_denom = static_cast<unsigned>(j->scale_denom);
@@ -352,6 +353,7 @@ void jpeg_decode(const uint8_t* data, size_t size, const ImageInfo& info, const 
   j.expect_h = info.height;
   j.expect_w = info.width;
   j.scale_denom = plan.scale_denom;
+  j.fast_idct = plan.fast_idct;
   j.color = plan.color;
   j.y0 = plan.y0;
   j.x0 = plan.x0;

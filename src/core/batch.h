@@ -28,8 +28,19 @@ class Batch {
       : dtype_(dtype), layout_(std::move(layout)), memory_(memory), device_(device) {}
 
   // Allocates all samples in one contiguous buffer from `pool`. Sources are kept empty.
+  // Too many bytes for any machine (the sizes checked as they are multiplied) throws
+  // Error(kInvalidArgument), too many for the pool's cap or the system Error(kOutOfMemory),
+  // both starting "the output would be N bytes (...)".
   void allocate(MemoryPool& pool, DType dtype, const std::vector<Shape>& shapes,
                 const std::string& layout);
+  // Bytes of samples of these shapes back to back, checked as they are multiplied and added:
+  // more than MemoryPool::kMaxBytes (or 64 bits), or a negative extent, throws
+  // Error(kInvalidArgument, "the output would be N bytes (...), more than any machine can
+  // address").
+  static size_t bytes_for(const std::vector<Shape>& shapes, DType dtype);
+  // "N bytes (4.0 MiB: 2 samples of shape (1024, 512), float32)", for messages; exact for any
+  // shapes.
+  static std::string describe_bytes(const std::vector<Shape>& shapes, DType dtype);
   // Appends a sample that owns (or shares) its memory.
   void push_back(Sample s);
   void resize(size_t n) { samples_.resize(n); }

@@ -1,8 +1,11 @@
 #include "core/memory.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <new>
 
@@ -19,12 +22,31 @@ const char* memory_kind_name(MemoryKind k) {
   return "?";
 }
 
+std::string format_bytes(double bytes) {
+  static const char* kUnits[] = {"MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = bytes / 1048576.0;
+  int u = 0;
+  while (v >= 1024.0 && u < 4) {
+    v /= 1024.0;
+    ++u;
+  }
+  char buf[48];
+  snprintf(buf, sizeof(buf), "%.1f %s", v, kUnits[u]);
+  return buf;
+}
+
 namespace {
 
-std::string mib(size_t bytes) {
-  char buf[32];
-  snprintf(buf, sizeof(buf), "%.1f MiB", bytes / 1048576.0);
-  return buf;
+std::string mib(size_t bytes) { return format_bytes(static_cast<double>(bytes)); }
+
+// The first number in a cgroup limit file; 0 where there is none ("max", no file).
+size_t cgroup_limit(const char* path) {
+  FILE* f = std::fopen(path, "r");
+  if (!f) return 0;
+  unsigned long long v = 0;
+  const bool ok = std::fscanf(f, "%llu", &v) == 1;
+  std::fclose(f);
+  return ok ? static_cast<size_t>(v) : 0;
 }
 
 // Blocks of kMapBytes and more are mapped straight from the kernel and unmapped when given
@@ -63,6 +85,32 @@ std::shared_ptr<MemoryResource> host_resource() {
   return r;
 }
 
+size_t usable_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  size_t ram = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : 0;
+  // cgroup v2, then v1 (which reports "no limit" as a huge number, above the RAM).
+  for (const char* path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    const size_t limit = cgroup_limit(path);
+    if (limit && (!ram || limit < ram)) ram = limit;
+  }
+  return ram;
+}
+
+size_t default_host_memory_cap() {
+  if (const char* env = std::getenv("STOKER_HOST_MEMORY_CAP")) {
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(env, &end, 10);
+    if (!*env || *end || errno || env[0] == '-')
+      fail(ErrorKind::kInvalidArgument,
+           std::string("STOKER_HOST_MEMORY_CAP must be a number of bytes (0: no cap), got '") +
+               env + "'; unset it for the default cap of " +
+               std::to_string(static_cast<int>(kDefaultHostCapShare * 100)) + "% of RAM");
+    return static_cast<size_t>(v);
+  }
+  return static_cast<size_t>(static_cast<double>(usable_memory_bytes()) * kDefaultHostCapShare);
+}
+
 MemoryPool::MemoryPool(std::shared_ptr<MemoryResource> upstream, std::string name)
     : upstream_(std::move(upstream)), name_(std::move(name)) {}
 
@@ -72,6 +120,11 @@ MemoryPool::~MemoryPool() {
 }
 
 size_t MemoryPool::size_class(size_t bytes) {
+  // Beyond the limit the loop below would double p past 2^63 to 0 and spin forever.
+  if (bytes > kMaxBytes)
+    fail(ErrorKind::kOutOfMemory, "cannot allocate " + std::to_string(bytes) + " bytes (" +
+                                      format_bytes(static_cast<double>(bytes)) +
+                                      "): more than any machine can address");
   if (bytes <= 256) return 256;
   // Round up to 1/8 steps between powers of two: at most 12.5% slack.
   size_t p = 1;
@@ -112,11 +165,14 @@ std::shared_ptr<void> MemoryPool::allocate(size_t bytes) {
       if (stats_.cap && stats_.reserved + cls > stats_.cap)
         fail(ErrorKind::kOutOfMemory,
              "the " + name_ + " memory pool would exceed its cap of " + mib(stats_.cap) +
-             ": it holds " + mib(stats_.allocated) + " in live buffers and " +
-             mib(stats_.reserved - stats_.allocated) + " cached, and needs " + mib(cls) +
-             " more. Raise the cap, lower batch_size or prefetch_queue_depth, or release "
-             "batches you hold");
-      p = upstream_->allocate(cls);
+             ": it " + describe_locked() + ", and needs " + mib(cls) +
+             " more. Lower batch_size or prefetch_queue_depth, release batches you hold, or " +
+             (kind() == MemoryKind::kHost
+                  ? "raise the cap with Pipeline.set_host_memory_cap() (the default is " +
+                        std::to_string(static_cast<int>(kDefaultHostCapShare * 100)) +
+                        "% of RAM; STOKER_HOST_MEMORY_CAP=<bytes> sets it)"
+                  : std::string("raise the cap")));
+      p = allocate_upstream_locked(cls, base);
       stats_.reserved += cls;
       stats_.num_upstream_allocations++;
       if (stats_.reserved > stats_.peak_reserved) stats_.peak_reserved = stats_.reserved;
@@ -135,6 +191,11 @@ std::shared_ptr<void> MemoryPool::allocate(size_t bytes) {
 void MemoryPool::release(void* p, size_t cls, size_t base) noexcept {
   std::lock_guard<std::mutex> g(mu_);
   stats_.allocated -= cls;
+  if (closed_) {
+    upstream_->deallocate(p, cls);
+    stats_.reserved -= cls;
+    return;
+  }
   const uint64_t s = stamp_++;
   try {
     auto c = cached_.emplace(s, Cached{p, cls, base}).first;
@@ -163,6 +224,31 @@ void MemoryPool::trim_locked(size_t target, size_t incoming) {
   }
 }
 
+std::string MemoryPool::describe_locked() const {
+  return "holds " + mib(stats_.allocated) + " in live buffers and " +
+         mib(stats_.reserved - stats_.allocated) + " cached";
+}
+
+void* MemoryPool::allocate_upstream_locked(size_t& bytes, size_t base) {
+  // Tries with the headroom, without it, then again once the cache is given back (what it
+  // holds may be what the system lacks).
+  for (;;) {
+    try {
+      return upstream_->allocate(bytes);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kOutOfMemory) throw;
+      if (bytes != base) {
+        bytes = base;
+        continue;
+      }
+      if (release_unused_locked() > 0) continue;
+      fail(ErrorKind::kOutOfMemory,
+           std::string(e.what()) + " (the " + name_ + " memory pool " + describe_locked() +
+               (stats_.cap ? ", under a cap of " + mib(stats_.cap) : ", with no cap") + ")");
+    }
+  }
+}
+
 MemoryStats MemoryPool::stats() const {
   std::lock_guard<std::mutex> g(mu_);
   return stats_;
@@ -176,6 +262,12 @@ void MemoryPool::set_cap(size_t bytes) {
 size_t MemoryPool::release_unused() {
   std::lock_guard<std::mutex> g(mu_);
   return release_unused_locked();
+}
+
+void MemoryPool::close() {
+  std::lock_guard<std::mutex> g(mu_);
+  closed_ = true;
+  release_unused_locked();
 }
 
 size_t MemoryPool::release_unused_locked() {

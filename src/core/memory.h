@@ -29,9 +29,24 @@ class MemoryResource {
   virtual bool commits_on_touch(size_t /*bytes*/) const { return false; }
 };
 
+// "960.0 GiB": sizes in messages, in the largest binary unit that keeps the figure >= 1
+// (MiB at least, as the pools' messages have always given them).
+std::string format_bytes(double bytes);
+
 // Page-aligned host memory: blocks of 64 KiB and more mapped straight from the kernel (and
 // unmapped when given back), smaller ones from the C library.
 std::shared_ptr<MemoryResource> host_resource();
+
+// The cap a pipeline's host pool starts with: kDefaultHostCapShare of the memory this process
+// may use (the machine's RAM, or the container's limit where cgroups set a lower one), so that
+// a batch far larger than the machine (batch_size=10,000,000) fails with a message instead of
+// swapping or being killed. STOKER_HOST_MEMORY_CAP=<bytes> sets another (0: no cap); a bad
+// value throws Error(kInvalidArgument).
+constexpr double kDefaultHostCapShare = 0.8;
+size_t default_host_memory_cap();
+// The RAM this process may use: physical memory, or the cgroup's limit where lower; 0 where
+// neither can be read.
+size_t usable_memory_bytes();
 
 struct MemoryStats {
   size_t allocated = 0;       // bytes in buffers that someone holds
@@ -99,10 +114,18 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   MemoryStats stats() const;
   void set_cap(size_t bytes);
   size_t release_unused();  // returns the number of bytes given back
+  // Its owner (the pipeline) is gone, but buffers it handed out may live on (a batch the user
+  // kept), and each holds the pool: the cache goes back now, and every buffer released from
+  // now on goes straight back to the resource, so a kept batch holds only its own memory.
+  void close();
   MemoryKind kind() const { return upstream_->kind(); }
   const std::string& name() const { return name_; }
 
+  // Throws Error(kOutOfMemory) for more than kMaxBytes.
   static size_t size_class(size_t bytes);
+  // No machine addresses more (x86-64 and AArch64 map 2^57 bytes at most); the limit keeps
+  // the size-class arithmetic, headroom included, far from overflowing 64 bits.
+  static constexpr size_t kMaxBytes = size_t{1} << 62;
 
   static constexpr uint64_t kWindow = RecentPeak::kWindow;
   // `reserved` may reach the recent peak of live bytes times this.
@@ -111,6 +134,12 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
 
  private:
   void release(void* p, size_t cls, size_t base) noexcept;
+  // What the pool holds, for messages: "holds 1.0 MiB in live buffers and 0.5 MiB cached".
+  std::string describe_locked() const;
+  // `bytes` (a size class, with headroom) from the upstream resource; where the system
+  // refuses, `bytes` becomes `base` (no headroom) and the cache goes back first, then the error
+  // says what the pool holds and its cap.
+  void* allocate_upstream_locked(size_t& bytes, size_t base);
   size_t release_unused_locked();
   // Gives cached blocks back, the least recently released first, until reserved + incoming is
   // at most `target` or the cache is empty.
@@ -129,6 +158,7 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   uint64_t stamp_ = 0;                          // releases so far
   RecentPeak recent_;                           // of `allocated`
   MemoryStats stats_;
+  bool closed_ = false;                         // close(): nothing is cached any more
 };
 
 }  // namespace stoker

@@ -6,4 +6,5 @@ list(APPEND STOKER_SOURCES
   src/core/thread_pool.cc)
 list(APPEND STOKER_TEST_SOURCES
   tests/cpp/core/core_test.cc
-  tests/cpp/core/memory_pool_test.cc)
+  tests/cpp/core/memory_pool_test.cc
+  tests/cpp/core/size_overflow_test.cc)

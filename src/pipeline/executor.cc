@@ -23,6 +23,7 @@ Executor::Executor(ExecutorParams params, std::vector<GraphOp> graph, std::vecto
       STOKER_ASSERT(r.op >= 0 && r.op < static_cast<int>(k), "graph is not in topological order");
   }
   host_pool_ = std::make_shared<MemoryPool>(host_resource(), "host");
+  host_pool_->set_cap(default_host_memory_cap());
   thread_pool_ = std::make_unique<ThreadPool>(params_.num_threads);
   bool has_gpu_stage = false;
   for (const GraphOp& g : graph_) has_gpu_stage |= g.spec.backend != Backend::kCPU;
@@ -119,6 +120,14 @@ Executor::~Executor() {
   queue_.clear();
   ops_.clear();
   gpu_.reset();
+  host_pool_->close();  // batches the consumer still holds keep only their own memory
+}
+
+bool Executor::stop(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lk(mu_);
+  stop_ = true;
+  cv_.notify_all();
+  return cv_.wait_for(lk, timeout, [&] { return running_ == 0; });
 }
 
 namespace {
@@ -129,8 +138,14 @@ std::string sample_source(const Workspace& ws, int64_t sample) {
   return "";
 }
 
+// A sample's position in the iteration's whole batch (in a branch of an `if`, the operator
+// sees part of it).
+int64_t whole_batch_index(const Workspace& ws, int64_t sample) {
+  return ws.origins ? (*ws.origins)[sample] : sample;
+}
+
 std::string sample_context(const OpSpec& spec, const Workspace& ws, int64_t sample) {
-  std::string c = spec.display_name() + ", sample " + std::to_string(sample);
+  std::string c = spec.display_name() + ", sample " + std::to_string(whole_batch_index(ws, sample));
   if (!ws.inputs.empty() && sample < static_cast<int64_t>(ws.inputs[0]->size())) {
     const std::string& src = (*ws.inputs[0])[sample].source;
     if (!src.empty()) c += " ('" + src + "')";
@@ -174,6 +189,16 @@ int64_t now_ns() {
              std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// True for an operator whose inputs are all empty batches: in a branch of an `if` that no
+// sample takes (an operator without inputs makes a whole batch, outside any branch).
+bool branch_not_taken(const Workspace& w) {
+  if (w.inputs.empty() && w.arg_inputs.empty()) return false;
+  for (const auto* in : {&w.inputs, &w.arg_inputs})
+    for (const Batch* b : *in)
+      if (!b->empty()) return false;
+  return true;
+}
+
 // Thrown inside an attempt when samples were skipped: the readers pick replacements and the
 // iteration runs again.
 struct RestartIteration {};
@@ -199,6 +224,9 @@ void Executor::run_stages(Iteration& it, int first, int last) {
         restart = true;
       }
       std::vector<IterationErrors::Entry> bad = errors.take();
+      // The log line and the messages below name the operator already.
+      for (auto& e : bad)
+        if (e.reason.rfind(e.op + ": ", 0) == 0) e.reason.erase(0, e.op.size() + 2);
       record_errors(bad);
       if (!restart) break;
       // Only the first stage has readers; later stages never skip when pipelined.
@@ -276,10 +304,18 @@ void Executor::run_attempt(Iteration& it, int first, int last, IterationErrors& 
 
   auto flush = [&]() {
     if (pending.empty()) return;
+    // Operators in a branch of an `if` (conditionals) work on part of the batch, chained with
+    // others that work on all of it: each runs its own samples.
     int64_t n = 0;
-    for (size_t k : pending) n = std::max<int64_t>(n, ws[k].outputs.empty() ? 0 : ws[k].outputs[0].size());
+    std::vector<int64_t> count;
+    for (size_t k : pending) {
+      count.push_back(ws[k].outputs.empty() ? 0 : static_cast<int64_t>(ws[k].outputs[0].size()));
+      n = std::max(n, count.back());
+    }
     thread_pool_->parallel_for(n, [&](int64_t i, int thread) {
-      for (size_t k : pending) {
+      for (size_t p = 0; p < pending.size(); ++p) {
+        const size_t k = pending[p];
+        if (i >= count[p]) continue;
         try {
           Clock::time_point t = Clock::now();
           ops_[k]->run_sample(ws[k], i, thread);
@@ -304,7 +340,6 @@ void Executor::run_attempt(Iteration& it, int first, int last, IterationErrors& 
     const GraphOp& g = graph_[k];
     w = Workspace();
     w.iteration = iteration;
-    w.batch_size = params_.batch_size;
     w.thread_pool = thread_pool_.get();
     w.host_pool = host_pool_.get();
     w.spec = &ops_[k]->spec();
@@ -313,6 +348,22 @@ void Executor::run_attempt(Iteration& it, int first, int last, IterationErrors& 
     w.gpu = gpu_.get();
     for (const NodeRef& r : g.inputs) w.inputs.push_back(&ws[r.op].outputs[r.output]);
     for (const NodeRef& r : g.arg_inputs) w.arg_inputs.push_back(&ws[r.op].outputs[r.output]);
+    // An operator with inputs works on as many samples as they have: in a branch of an `if`,
+    // part of the batch (and its samples' positions in the whole batch come along).
+    auto origins_of = [&](const NodeRef& r) {
+      const Workspace& src = ws[r.op];
+      return src.output_origins.empty() ? src.origins : src.output_origins[r.output];
+    };
+    for (const NodeRef& r : g.inputs) w.input_origins.push_back(origins_of(r));
+    for (const NodeRef& r : g.arg_inputs) w.arg_origins.push_back(origins_of(r));
+    w.batch_size = params_.batch_size;
+    if (!w.inputs.empty()) {
+      w.batch_size = static_cast<int>(w.inputs[0]->size());
+      w.origins = w.input_origins[0];
+    } else if (!w.arg_inputs.empty()) {
+      w.batch_size = static_cast<int>(w.arg_inputs[0]->size());
+      w.origins = w.arg_origins[0];
+    }
   };
   it.prepared.resize(n_ops);
 
@@ -323,6 +374,13 @@ void Executor::run_attempt(Iteration& it, int first, int last, IterationErrors& 
     Workspace& w = ws[k];
     wire(k, w);
     w.prepared = std::move(it.prepared[k]);
+    if (branch_not_taken(w)) {
+      // A branch of an `if` that no sample of this iteration takes: nothing to compute, and
+      // no operator has to cope with empty batches. The outputs are empty and of no type;
+      // _conditional.merge takes the type from the other branch.
+      w.outputs.assign(g.spec.num_outputs, Batch());
+      continue;
+    }
     bool needs_flush = !op.sample_wise();
     for (const NodeRef& r : g.inputs)
       if (pending_flag[r.op] && op.setup_reads_input_data()) needs_flush = true;
@@ -358,7 +416,18 @@ void Executor::run_attempt(Iteration& it, int first, int last, IterationErrors& 
     w.outputs.resize(descs.size());
     for (size_t j = 0; j < descs.size(); ++j) {
       Batch& out = w.outputs[j];
-      out.allocate(*host_pool_, descs[j].dtype, descs[j].shapes, descs[j].layout);
+      try {
+        try {
+          out.allocate(*host_pool_, descs[j].dtype, descs[j].shapes, descs[j].layout);
+        } catch (const Error& e) {
+          // Only an argument makes an output too big for any machine: name it.
+          if (e.kind() != ErrorKind::kInvalidArgument || descs[j].size_arg.empty()) throw;
+          throw Error(e.kind(), std::string(e.what()) + "; check the argument '" +
+                                    descs[j].size_arg + "'");
+        }
+      } catch (...) {
+        rethrow_with(op.spec().display_name(), op.spec().display_name());
+      }
       if (!w.inputs.empty())
         for (size_t i = 0; i < out.size() && i < w.inputs[0]->size(); ++i)
           out[i].source = (*w.inputs[0])[i].source;
@@ -405,7 +474,22 @@ void Executor::start_locked() {
   started_ = true;
   first_run_ns_ = now_ns();
   if (!params_.exec_async) return;
-  for (int s = 0; s < num_stages_; ++s) threads_.emplace_back([this, s] { stage_main(s); });
+  for (int s = 0; s < num_stages_; ++s) {
+    ++running_;
+    threads_.emplace_back([this, s] {
+      // Counted down however the thread ends, a forced unwind (Python exiting under a
+      // callback) included.
+      struct Done {
+        Executor* e;
+        ~Done() {
+          std::lock_guard<std::mutex> g(e->mu_);
+          --e->running_;
+          e->cv_.notify_all();
+        }
+      } done{this};
+      stage_main(s);
+    });
+  }
 }
 
 bool Executor::on_producer_thread() const {
@@ -496,6 +580,13 @@ std::optional<ReaderMeta> Executor::reader_meta(const std::string& name) const {
   for (const auto& op : ops_)
     if (op->spec().name == name) return op->reader_meta();
   return std::nullopt;
+}
+
+std::vector<std::pair<std::string, ReaderMeta>> Executor::readers() const {
+  std::vector<std::pair<std::string, ReaderMeta>> r;
+  for (const auto& op : ops_)
+    if (auto m = op->reader_meta()) r.emplace_back(op->spec().display_name(), *m);
+  return r;
 }
 
 std::vector<std::string> Executor::reader_names() const {

@@ -120,6 +120,8 @@ class Executor {
 
   std::optional<ReaderMeta> reader_meta(const std::string& name) const;
   std::vector<std::string> reader_names() const;
+  // Every reader, named or not: its display name ("fn.readers.file (train.py:3)") and metadata.
+  std::vector<std::pair<std::string, ReaderMeta>> readers() const;
   // Samples skipped or replaced under on_error, per operator.
   struct ErrorStats {
     int64_t skipped = 0, replaced = 0;
@@ -135,6 +137,10 @@ class Executor {
   int64_t iterations_produced() const;
   // True on one of the executor's own stage threads (which the destructor cannot join).
   bool on_producer_thread() const;
+  // Stops producing and waits up to `timeout` for the stage threads to end; false when one is
+  // still busy then (in a callback into user code that does not return: the destructor would
+  // wait for it as long as it takes).
+  bool stop(std::chrono::milliseconds timeout);
 
   // The state after the last iteration next() returned (or the initial one). Needs
   // enable_checkpointing.
@@ -197,6 +203,7 @@ class Executor {
   int64_t outstanding_ = 0;  // iterations started and not yet handed out by next()
   std::vector<std::deque<std::unique_ptr<Iteration>>> handoff_;  // [s]: waiting for stage s
   std::vector<std::thread> threads_;  // one per stage (one in all when not pipelined)
+  int running_ = 0;                   // of threads_, those that have not ended
   // What checkpoint() reports: the snapshot queued with the last result next() returned.
   int64_t delivered_iteration_ = 0;  // the next iteration the consumer will get
   std::shared_ptr<const States> delivered_states_;

@@ -7,6 +7,7 @@ namespace stoker {
 Batch allocate_device_batch(Workspace& ws, DType dtype, const std::vector<Shape>& shapes,
                             const std::string& layout) {
   STOKER_ASSERT(ws.gpu, "a GPU operator ran without a GPU context");
+  Batch::bytes_for(shapes, dtype);  // throws where the sizes overflow: the offsets below then fit
   const size_t elem = dtype_size(dtype);
   std::vector<size_t> offsets(shapes.size() + 1, 0);
   for (size_t i = 0; i < shapes.size(); ++i) {

@@ -3,7 +3,12 @@
 namespace stoker {
 
 std::string OpSpec::display_name() const {
-  std::string n = "fn." + (schema ? schema->name() : std::string("?"));
+  // Operators that Python syntax builds (`x // y`, `x[0]`, math.sqrt) carry the name the user
+  // wrote in `_display_name`; their schema names are internal.
+  auto shown = args.find("_display_name");
+  std::string n = shown != args.end() && std::holds_alternative<std::string>(shown->second)
+                      ? std::get<std::string>(shown->second)
+                      : "fn." + (schema ? schema->name() : std::string("?"));
   if (!location.empty()) n += " (" + location + ")";
   return n;
 }
@@ -67,12 +72,22 @@ double element_as_double(const Batch& b, int64_t sample, int64_t k) {
   });
 }
 
+// A tensor marked per-frame (fn.per_frame: layout "F...") holds one value per frame, which no
+// operator here takes yet; read as one list per sample it would silently mean something else.
+void refuse_per_frame(const OpSpec& spec, const std::string& name, const Batch& b) {
+  if (!b.layout().empty() && b.layout()[0] == 'F')
+    spec.arg_error(name, "was given per frame (fn.per_frame, layout \"" + b.layout() +
+                             "\"), but this operator takes one value per sample, not per frame. "
+                             "Give it a per-sample tensor, or apply it frame by frame.");
+}
+
 }  // namespace
 
 double Workspace::scalar_arg(const std::string& name, int64_t sample, double fallback) const {
   auto it = spec->tensor_args.find(name);
   if (it != spec->tensor_args.end()) {
     const Batch& b = *arg_inputs[it->second];
+    refuse_per_frame(*spec, name, b);
     if (volume(b.shape(sample)) != 1)
       spec->arg_error(name, "expects one value per sample, but sample " + std::to_string(sample) +
                                 " of the tensor given has shape " + to_string(b.shape(sample)) + ".");
@@ -87,6 +102,7 @@ std::vector<double> Workspace::list_arg(const std::string& name, int64_t sample,
   auto it = spec->tensor_args.find(name);
   if (it != spec->tensor_args.end()) {
     const Batch& b = *arg_inputs[it->second];
+    refuse_per_frame(*spec, name, b);
     int64_t n = volume(b.shape(sample));
     std::vector<double> r(n);
     for (int64_t k = 0; k < n; ++k) r[k] = element_as_double(b, sample, k);

@@ -56,6 +56,9 @@ struct OutputDesc {
   DType dtype = DType::kNone;
   std::string layout;
   std::vector<Shape> shapes;
+  // The argument that sets the shapes, where one does (random.uniform's `shape`): an output
+  // too big to allocate names it.
+  std::string size_arg;
 };
 
 // What a reader or decoder does with a sample it cannot read or decode (the `on_error` argument).
@@ -108,13 +111,24 @@ class Workspace {
   OnError on_error = OnError::kRaise;
   GpuContext* gpu = nullptr;  // the pipeline's GPU stream and pools (GPU pipelines only)
   std::shared_ptr<void> prepared;  // what Operator::prepare() made for this iteration, if it ran
+  // Conditionals (`if` on DataNodes): an operator in a branch runs on part of the batch; these
+  // are the positions of its samples in the iteration's whole batch (null: all of it, in order),
+  // taken from its first input (or argument input). Random draws are keyed by them, so that a
+  // sample draws the same numbers whichever branch takes it.
+  std::shared_ptr<const std::vector<int64_t>> origins;
+  std::vector<std::shared_ptr<const std::vector<int64_t>>> input_origins, arg_origins;
+  // Set by the operators that change them (_conditional.split and merge), one per output; the
+  // outputs of all others have their operator's `origins`.
+  std::vector<std::shared_ptr<const std::vector<int64_t>>> output_origins;
 
   // An operator that meets a bad sample calls this: with on_error skip or replace it records the
   // sample and returns true (the operator then makes a placeholder or its fallback); with raise
   // it returns false and the operator throws.
   bool report_bad_sample(int64_t sample, const std::string& source, const std::string& reason) const {
     if (on_error == OnError::kRaise || !errors) return false;
-    errors->report({sample, spec->display_name(), source, reason, on_error == OnError::kReplace});
+    // The sample's position in the whole batch (in a branch of an `if` the operator sees part).
+    const int64_t whole = origins ? (*origins)[sample] : sample;
+    errors->report({whole, spec->display_name(), source, reason, on_error == OnError::kReplace});
     return true;
   }
 
@@ -123,7 +137,8 @@ class Workspace {
   // The random stream of `sample` in this iteration for this operator instance.
   Philox rng(int64_t sample) const {
     return Philox(rng_key(spec->seed, static_cast<uint64_t>(spec->instance)),
-                  static_cast<uint64_t>(iteration), static_cast<uint32_t>(sample));
+                  static_cast<uint64_t>(iteration),
+                  static_cast<uint32_t>(origins ? (*origins)[sample] : sample));
   }
   // A scalar argument for one sample: the per-sample tensor if the user gave one, else the
   // constant (or `fallback` when neither is given).

@@ -63,7 +63,6 @@ class OpSchema {
   }
   OpSchema& arg(ArgDef a);
   OpSchema& input_layouts(std::vector<std::string> l) { input_layouts_ = std::move(l); return *this; }
-  OpSchema& legacy_name(std::string n) { legacy_names_.push_back(std::move(n)); return *this; }
   OpSchema& random() { random_ = true; return *this; }  // draws random numbers: gets `seed`
   OpSchema& reader() { reader_ = true; return *this; }  // a data source with reader_meta
   OpSchema& backend(Backend b, OpFactory f) { factories_[b] = std::move(f); return *this; }
@@ -78,7 +77,6 @@ class OpSchema {
   const std::vector<ArgDef>& args() const { return args_; }
   const ArgDef* find_arg(const std::string& name) const;
   const std::vector<std::string>& input_layouts() const { return input_layouts_; }
-  const std::vector<std::string>& legacy_names() const { return legacy_names_; }
   bool is_random() const { return random_; }
   bool is_reader() const { return reader_; }
   bool has_backend(Backend b) const { return factories_.count(b) > 0; }
@@ -99,7 +97,6 @@ class OpSchema {
   std::vector<std::string> input_names_, output_names_;
   std::vector<ArgDef> args_;
   std::vector<std::string> input_layouts_;
-  std::vector<std::string> legacy_names_;
   bool random_ = false, reader_ = false;
   std::map<Backend, OpFactory> factories_;
 };

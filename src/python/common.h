@@ -18,6 +18,7 @@ void bind_tensor_list(py::module_& m);
 void bind_tensor_list_gpu(py::module_& m);
 void bind_pipeline(py::module_& m);
 void bind_external_source(py::module_& m);
+void bind_python_function(py::module_& m);
 py::object wrap_batch(Batch b);
 
 }  // namespace stoker::python

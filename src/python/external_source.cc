@@ -15,27 +15,20 @@
 // the `_source_id` argument (an OpSpec holds only constants).
 #include <pybind11/numpy.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <mutex>
 
 #include "core/error.h"
 #include "pipeline/operator.h"
 #include "python/common.h"
+#include "python/state_registry.h"
 
 namespace stoker::python {
 namespace {
-
-bool interpreter_alive() {
-#if PY_VERSION_HEX >= 0x030D0000
-  return Py_IsInitialized() && !Py_IsFinalizing();
-#else
-  return Py_IsInitialized() && !_Py_IsFinalizing();
-#endif
-}
 
 class ExternalSourceState {
  public:
@@ -54,7 +47,20 @@ class ExternalSourceState {
 
   // Callers hold the GIL.
   py::object fetch(int64_t iteration, int batch_size) {
+    call_iteration_ = iteration;
+    call_start_ns_ = now_ns();
+    struct Done {
+      std::atomic<int64_t>& start;
+      ~Done() { start = 0; }
+    } done{call_start_ns_};
     return py::reinterpret_borrow<py::object>(fetch_)(iteration, batch_size);
+  }
+  // The call into the source in progress: (seconds it has lasted, its iteration), or (0, -1).
+  // Pipeline.run() reads it to enforce fn.external_source's timeout.
+  std::pair<double, int64_t> busy() const {
+    const int64_t start = call_start_ns_;
+    if (!start) return {0.0, -1};
+    return {static_cast<double>(now_ns() - start) / 1e9, call_iteration_.load()};
   }
 
   // Wakes an operator waiting for data.
@@ -87,37 +93,22 @@ class ExternalSourceState {
   }
 
  private:
+  static int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
   PyObject* fetch_;
+  std::atomic<int64_t> call_start_ns_{0};  // 0: no call in progress
+  std::atomic<int64_t> call_iteration_{-1};
   mutable std::mutex mu_;
   std::condition_variable cv_;
   uint64_t events_ = 0;
   bool cancelled_ = false;
 };
 
-class Registry {
- public:
-  static Registry& get() {
-    static Registry* r = new Registry;  // never destroyed: operators may outlive static teardown
-    return *r;
-  }
-  int64_t add(const std::shared_ptr<ExternalSourceState>& s) {
-    std::lock_guard<std::mutex> g(mu_);
-    for (auto it = states_.begin(); it != states_.end();)  // forget the dead ones
-      it = it->second.expired() ? states_.erase(it) : std::next(it);
-    states_[next_] = s;
-    return next_++;
-  }
-  std::shared_ptr<ExternalSourceState> find(int64_t id) {
-    std::lock_guard<std::mutex> g(mu_);
-    auto it = states_.find(id);
-    return it == states_.end() ? nullptr : it->second.lock();
-  }
-
- private:
-  std::mutex mu_;
-  std::map<int64_t, std::weak_ptr<ExternalSourceState>> states_;
-  int64_t next_ = 1;
-};
+using Registry = StateRegistry<ExternalSourceState>;
 
 ErrorKind kind_of(const py::error_already_set& e) {
   if (e.matches(PyExc_TypeError)) return ErrorKind::kTypeMismatch;
@@ -131,23 +122,13 @@ ErrorKind kind_of(const py::error_already_set& e) {
 // Keeps a Python object alive for as long as a sample shares its memory; the reference is
 // dropped with the GIL, on whichever thread lets the sample go.
 std::shared_ptr<void> share(const py::object& owner, void* data) {
-  PyObject* o = owner.ptr();
-  Py_INCREF(o);
-  return std::shared_ptr<void>(data, [o](void*) {
-    if (!interpreter_alive()) return;
-    py::gil_scoped_acquire gil;
-    Py_DECREF(o);
-  });
+  return std::shared_ptr<void>(hold(owner.ptr()), data);
 }
 
 class ExternalSource : public Operator {
  public:
   explicit ExternalSource(const OpSpec& spec) : Operator(spec) {
-    state_ = Registry::get().find(spec.get<int64_t>("_source_id"));
-    if (!state_)
-      fail(ErrorKind::kInvalidArgument,
-           spec.display_name() + ": this external_source belongs to a pipeline definition that "
-                                 "no longer exists; define the pipeline again");
+    state_ = Registry::get().find(spec, "_source_id", "external_source");
     if (spec.has("layout")) layouts_ = spec.get<std::vector<std::string>>("layout");
     if (!layouts_.empty() && static_cast<int>(layouts_.size()) != spec.num_outputs)
       spec.arg_error("layout", "has " + std::to_string(layouts_.size()) + " layouts for " +
@@ -204,7 +185,7 @@ class ExternalSource : public Operator {
         for (py::handle h : outs[o].cast<py::list>()) samples.push_back(h.cast<py::array>());
       }
       Batch& b = ws.outputs[o];
-      const std::string layout = layouts_.empty() ? "" : layouts_[o];
+      const std::string layout = layouts_.empty() ? fed_layout(r, o) : layouts_[o];
       if (whole) {
         py::array a = whole.cast<py::array>();
         DType t = dtype_from_name(py::str(a.dtype()).cast<std::string>());
@@ -241,6 +222,13 @@ class ExternalSource : public Operator {
     }
   }
 
+  // feed_input(layout=...) where the external_source declared no layout: the Python side hands
+  // the batch as a tuple whose `layouts` attribute names each output's layout.
+  static std::string fed_layout(const py::object& r, size_t o) {
+    py::object l = py::getattr(r, "layouts", py::none());
+    return l.is_none() ? std::string() : py::list(l)[o].cast<std::string>();
+  }
+
   std::shared_ptr<ExternalSourceState> state_;
   std::vector<std::string> layouts_;
   bool no_copy_ = false;
@@ -259,7 +247,6 @@ STOKER_REGISTER_OP_NAMED(external_source, "external_source") {
              "one. Sources are called on the pipeline's producer thread, up to "
              "prefetch_queue_depth batches ahead.")
       .inputs(0, 0).outputs(1)
-      .legacy_name("ExternalSource")
       .arg({.name = "source", .type = ArgType::kString, .optional = true,
             .doc = "(a Python object) A callable (taking nothing, the iteration number, "
                    "BatchInfo with batch_info=True, or SampleInfo with batch=False), an "
@@ -301,6 +288,14 @@ STOKER_REGISTER_OP_NAMED(external_source, "external_source") {
       .arg({.name = "prefetch_queue_depth", .type = ArgType::kInt, .default_value = int64_t{1},
             .doc = "With parallel=True: how many batches the workers compute ahead of the one "
                    "the pipeline waits for.", .min = 1})
+      .arg({.name = "timeout", .type = ArgType::kFloat, .optional = true,
+            .doc = "(stoker's own; DALI has none) Seconds a call into the source may take: "
+                   "Pipeline.run() raises TimeoutError, naming this external_source and how "
+                   "long its call has lasted, when the batch it waits for comes from a call "
+                   "running longer. None (the default) waits as long as it takes, as DALI does: "
+                   "a first batch that downloads data, or a breakpoint in the source, may "
+                   "legitimately take minutes. run() raises again while the call goes on; once "
+                   "it returns, the next run() returns its batch."})
       .arg({.name = "blocking", .type = ArgType::kBool, .default_value = true,
             .doc = "Accepted for DALI compatibility: the producer waits for fed data."})
       .arg({.name = "cuda_stream", .type = ArgType::kInt, .optional = true,
@@ -315,18 +310,16 @@ STOKER_REGISTER_OP_NAMED(external_source, "external_source") {
 void bind_external_source(py::module_& m) {
   py::class_<ExternalSourceState, std::shared_ptr<ExternalSourceState>>(
       m, "ExternalSourceState", "The link between fn.external_source's Python side and its operator.")
-      .def(py::init([](py::object fetch) {
-             auto s = std::make_shared<ExternalSourceState>(fetch);
-             s->id = Registry::get().add(s);
-             return s;
-           }),
+      .def(py::init([](py::object fetch) { return Registry::get().make(fetch); }),
            py::arg("fetch"))
       .def_property_readonly("id", [](const ExternalSourceState& s) { return s.id; },
                              "The value of the operator's _source_id argument.")
       .def("notify", &ExternalSourceState::notify, "Wakes the operator if it waits for data.")
       .def("cancel", &ExternalSourceState::cancel,
            "Makes a waiting operator give up (the pipeline is being closed).")
-      .def("resume", &ExternalSourceState::resume, "Undoes cancel() (the pipeline is built again).");
+      .def("resume", &ExternalSourceState::resume, "Undoes cancel() (the pipeline is built again).")
+      .def("busy", &ExternalSourceState::busy,
+           "(seconds, iteration) of the call into the source in progress, or (0.0, -1).");
 }
 
 }  // namespace stoker::python

@@ -9,14 +9,31 @@
 
 namespace stoker::python {
 
+namespace {
+
+// A Python int past 64 bits (shape=[2**64]) fails pybind11's cast with a bare "Unable to
+// cast Python instance" RuntimeError.
+int64_t to_int64(const py::handle& h, const std::string& what) {
+  try {
+    return h.cast<int64_t>();
+  } catch (const py::cast_error&) {
+    throw py::value_error(what + ": " + std::string(py::repr(h)) +
+                          " does not fit in 64 bits (the largest value is 2**63 - 1).");
+  }
+}
+
+}  // namespace
+
 ArgValue to_arg_value(const py::handle& obj, const std::string& what) {
   if (py::isinstance<py::bool_>(obj)) return obj.cast<bool>();
   if (py::hasattr(obj, "value") && py::hasattr(obj, "name") && py::isinstance<py::int_>(obj))
     return obj.cast<int64_t>();  // IntEnum members
-  if (py::isinstance<py::int_>(obj)) return obj.cast<int64_t>();
+  if (py::isinstance<py::int_>(obj)) return to_int64(obj, what);
   if (py::isinstance<py::float_>(obj)) return obj.cast<double>();
   if (py::isinstance<py::str>(obj)) return obj.cast<std::string>();
-  if (py::isinstance<py::array>(obj) || (py::hasattr(obj, "dtype") && py::hasattr(obj, "tolist"))) {
+  // (Not a class such as np.float32, whose tolist is an unbound method.)
+  if (py::isinstance<py::array>(obj) || (!py::isinstance<py::type>(obj) && py::hasattr(obj, "dtype") &&
+                                         py::hasattr(obj, "tolist"))) {
     return to_arg_value(obj.attr("tolist")(), what);
   }
   if (py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj)) {
@@ -47,7 +64,11 @@ ArgValue to_arg_value(const py::handle& obj, const std::string& what) {
       all_num &= is_num;
       all_str &= py::isinstance<py::str>(h);
     }
-    if (all_int) return seq.cast<std::vector<int64_t>>();
+    if (all_int) {
+      std::vector<int64_t> r;
+      for (py::handle h : seq) r.push_back(to_int64(h, what));
+      return r;
+    }
     if (all_num) return seq.cast<std::vector<double>>();
     if (all_str) return seq.cast<std::vector<std::string>>();
   }
@@ -93,7 +114,6 @@ py::dict schema_dict(const OpSchema& s) {
   py::list backends;
   for (Backend b : s.backends()) backends.append(backend_name(b));
   d["backends"] = backends;
-  d["legacy_names"] = s.legacy_names();
   d["random"] = s.is_random();
   d["reader"] = s.is_reader();
   d["input_layouts"] = s.input_layouts();
@@ -127,7 +147,14 @@ PYBIND11_MODULE(_C, m) {
         case ErrorKind::kUnsupported: type = PyExc_NotImplementedError; break;
         case ErrorKind::kInternal: type = internal_error.ptr(); break;
       }
-      PyErr_SetString(type, e.what());
+      // A message may quote bytes of a file (a key, a name, a path); those that are not UTF-8
+      // are escaped, where PyErr_SetString would raise a bare UnicodeDecodeError instead.
+      const std::string what = e.what();
+      PyObject* text = PyUnicode_DecodeUTF8(what.data(), static_cast<Py_ssize_t>(what.size()),
+                                            "backslashreplace");
+      if (!text) return;  // (MemoryError already set)
+      PyErr_SetObject(type, text);
+      Py_DECREF(text);
     }
   });
 
@@ -154,4 +181,5 @@ PYBIND11_MODULE(_C, m) {
   bind_tensor_list_gpu(m);
   bind_pipeline(m);
   bind_external_source(m);
+  bind_python_function(m);
 }

@@ -139,8 +139,12 @@ py::dict stats_dict(const MemoryStats& s) {
 // In a process forked from the one that made it (fn.external_source's parallel workers) the
 // executor's threads do not exist: joining them would hang, so the copy is left alone. On its
 // own producer thread (Python code run there dropped the last reference) the executor cannot
-// join that thread: a helper thread destroys it once the producer has returned.
+// join that thread: a helper thread destroys it once the producer has returned. Nor when a
+// stage thread is stuck in the user's code (an external source that never returns; Ctrl-C
+// left it there): after kStopWait the helper thread takes over, so that `del pipe`, close() and
+// the interpreter's exit return; it frees the executor if that code ever returns.
 struct ExecutorDeleter {
+  static constexpr std::chrono::milliseconds kStopWait{2000};
   pid_t owner = getpid();
   void operator()(Executor* e) const {
     if (getpid() != owner) return;
@@ -148,11 +152,15 @@ struct ExecutorDeleter {
       std::thread([e] { delete e; }).detach();
       return;
     }
+    auto destroy = [e] {
+      if (e->stop(kStopWait)) delete e;
+      else std::thread([e] { delete e; }).detach();
+    };
     if (PyGILState_Check()) {
       py::gil_scoped_release nogil;
-      delete e;
+      destroy();
     } else {
-      delete e;
+      destroy();
     }
   }
 };
@@ -191,8 +199,11 @@ void bind_pipeline(py::module_& m) {
            py::arg("device_id"), py::arg("seed"), py::arg("prefetch_queue_depth"),
            py::arg("exec_async"), py::arg("exec_pipelined"),
            py::arg("enable_checkpointing") = false)
-      .def("run", [](Executor& e) {
+      .def("run", [](Executor& e, std::optional<double> timeout) -> py::object {
         // Wait in short slices so that Ctrl-C reaches Python within a fraction of a second.
+        using clock = std::chrono::steady_clock;
+        const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
+                                                 std::chrono::duration<double>(timeout.value_or(0)));
         std::optional<std::vector<Batch>> r;
         for (;;) {
           {
@@ -201,17 +212,25 @@ void bind_pipeline(py::module_& m) {
           }
           if (r) break;
           if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+          if (timeout && clock::now() >= deadline) return py::none();
         }
         py::tuple t(r->size());
         for (size_t i = 0; i < r->size(); ++i) t[i] = wrap_batch(std::move((*r)[i]));
         return t;
-      })
+      }, py::arg("timeout") = py::none(),
+         "The next batch of every output; with `timeout` (seconds), None when none came by "
+         "then.")
       .def("reader_meta", [](const Executor& e, const std::string& name) -> py::object {
         auto m = e.reader_meta(name);
         if (!m) return py::none();
         return meta_dict(*m);
       })
       .def("reader_names", &Executor::reader_names)
+      .def("readers", [](const Executor& e) {
+        py::list r;
+        for (const auto& [name, m] : e.readers()) r.append(py::make_tuple(name, meta_dict(m)));
+        return r;
+      }, "Every reader, named or not, as (display name, reader_meta dict).")
       .def("error_stats", [](const Executor& e) {
         py::dict d;
         for (const auto& [op, st] : e.error_stats()) {

@@ -191,16 +191,20 @@ the same shape; ``__dlpack__`` hands it to PyTorch, JAX or TensorFlow without a 
         if (i < 0 || i >= n)
           throw py::index_error("sample index " + std::to_string(i) + " is out of range for a batch of " +
                                 std::to_string(n) + " samples");
-        return sample_array(t.batch, static_cast<size_t>(i));
-      })
+        const auto k = static_cast<size_t>(i);
+        return py::module_::import("stoker.tensors").attr("_sample")(
+            sample_array(t.batch, k), t.batch.layout(), t.batch[k].source);
+      }, "Sample i as a TensorCPU: a NumPy array sharing the batch's memory, with DALI's methods.")
       .def("at", [](const TensorListCPU& t, size_t i) {
         if (i >= t.batch.size()) throw py::index_error("sample index out of range");
         return sample_array(t.batch, i);
       }, "Sample i as a NumPy array (shares memory).")
       .def("as_array", [](const TensorListCPU& t) { return batch_array(t.batch); },
            "The batch as one NumPy array of shape (N, ...); needs equal sample shapes.")
-      .def("as_tensor", [](const TensorListCPU& t) { return batch_array(t.batch); },
-           "Same as as_array(): the batch as one dense array.")
+      .def("as_tensor", [](const TensorListCPU& t) {
+        return py::module_::import("stoker.tensors").attr("_dense")(batch_array(t.batch), t.batch.layout());
+      }, "The batch as one TensorCPU (as DALI's, its layout with a leading 'N'); needs equal "
+         "sample shapes.")
       .def("__array__", [](const TensorListCPU& t, py::object dtype, py::object copy) {
         py::array a = batch_array(t.batch);
         if (!dtype.is_none()) return py::array(a.attr("astype")(dtype));
@@ -251,6 +255,9 @@ host), or copy it to the host with ``as_cpu()``.)doc")
       })
       .def("as_cpu", [](const TensorListGPU& t) { return TensorListCPU(copy_to_host(t.batch)); },
            "A copy of the batch in host memory (a TensorListCPU).")
+      .def("as_tensor", [](py::object self) {
+        return py::module_::import("stoker.tensors").attr("TensorGPU")(self);
+      }, "The batch as one TensorGPU (no copy); needs equal sample shapes.")
       .def("shape", [](const TensorListGPU& t) {
         py::list r;
         for (size_t i = 0; i < t.batch.size(); ++i) r.append(py::tuple(py::cast(t.batch.shape(i))));

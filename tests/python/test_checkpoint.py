@@ -491,6 +491,11 @@ def test_mismatching_checkpoints_are_refused(jpeg_dir, few_jpegs, tmp_path):
                            r"\[readers.numpy 'Reader' \(operator 0\)\]")
 
 
+def resealed(ckpt):
+    """The checkpoint with checksums that match its (edited) contents."""
+    return {**ckpt, "checksums": stoker.pipeline._checksums(ckpt)}
+
+
 def test_malformed_checkpoints_are_refused(jpeg_dir):
     make = file_pipe(file_root=str(jpeg_dir), batch_size=4, reader={"random_shuffle": True})
     p = make(enable_checkpointing=True)
@@ -502,19 +507,85 @@ def test_malformed_checkpoints_are_refused(jpeg_dir):
         make(enable_checkpointing=True, checkpoint=json.dumps({"format": "dali"}))
     with pytest.raises(TypeError, match="checkpoint must be the string"):
         make(enable_checkpointing=True, checkpoint=42)
-    with pytest.raises(ValueError, match="version 99; this stoker reads version 1"):
+    with pytest.raises(ValueError, match="version 99; this stoker reads versions 1 to 2"):
         make(enable_checkpointing=True, checkpoint=json.dumps({**ckpt, "version": 99}))
     with pytest.raises(ValueError, match="damaged"):
         make(enable_checkpointing=True, checkpoint=json.dumps({**ckpt, "iteration": "3"}))
     state = ckpt["operators"][0]["state"]
     altered = state.replace(" order stoker.sample_order 1 cfg 47", " order stoker.sample_order 1 cfg 48")
     assert altered != state
-    bad = {**ckpt, "operators": [{**ckpt["operators"][0], "state": altered}]}
+    # (Resealed: the reader state's own check, behind the checkpoint's checksums.)
+    bad = resealed({**ckpt, "operators": [{**ckpt["operators"][0], "state": altered}]})
     with pytest.raises(ValueError, match="reader state is not valid: the checksum does not match"):
         make(enable_checkpointing=True, checkpoint=json.dumps(bad)).build()
-    bad = {**ckpt, "operators": [{**ckpt["operators"][0], "state": "stoker.reader 1 junk"}]}
+    bad = resealed({**ckpt, "operators": [{**ckpt["operators"][0], "state": "stoker.reader 1 junk"}]})
     with pytest.raises(ValueError, match="reader state is not valid: it has no sample order"):
         make(enable_checkpointing=True, checkpoint=json.dumps(bad)).build()
     bad = {**ckpt, "operators": [{**ckpt["operators"][0], "state": 5}]}
     with pytest.raises(ValueError, match="damaged"):
         make(enable_checkpointing=True, checkpoint=json.dumps(bad)).build()
+
+
+def test_edited_checkpoints_are_refused_naming_the_field(jpeg_dir):
+    """Every field is check-summed: an edited iteration (which the reader states do not repeat)
+    would otherwise resume without error and give other batches."""
+    make = file_pipe(file_root=str(jpeg_dir), batch_size=4, reader={"random_shuffle": True},
+                     extra=lambda jpegs: (fn.random.coin_flip(),))
+    p = make(enable_checkpointing=True)
+    for _ in range(3):
+        p.run()
+    text = p.checkpoint()
+    ckpt = json.loads(text)
+    assert set(ckpt["checksums"]) == {"format", "version", "batch_size", "seed", "iteration",
+                                      "operators", "operators[0]", "operators[1]",
+                                      "external_sources"}
+
+    def refused(bad, fields):
+        verb = "does" if "," not in fields else "do"
+        with pytest.raises(ValueError) as e:
+            make(enable_checkpointing=True, checkpoint=json.dumps(bad))
+        assert str(e.value) == (
+            f"Pipeline: the checkpoint is damaged or was edited: {fields} {verb} not match the "
+            "checksum written with it. Pass the string Pipeline.checkpoint() returned, unchanged "
+            "(take a new checkpoint to resume from another point).")
+
+    refused({**ckpt, "iteration": 5}, "'iteration'")
+    refused({**ckpt, "iteration": ckpt["iteration"] + 1, "seed": 8}, "'seed', 'iteration'")
+    op = ckpt["operators"][1]
+    refused({**ckpt, "operators": [ckpt["operators"][0], {**op, "seed": op["seed"] + 1}]},
+            "'operators[1]' (random.coin_flip)")
+    reader = ckpt["operators"][0]
+    refused({**ckpt, "operators": [{**reader, "state": reader["state"][:-1]}, op]},
+            "'operators[0]' (readers.file 'Reader')")
+    refused({**ckpt, "operators": [reader]}, "'operators', 'operators[1]' (which is missing)")
+    refused({**ckpt, "checksums": {**ckpt["checksums"], "iteration": "0" * 16}}, "'iteration'")
+    with pytest.raises(ValueError, match=r"^Pipeline: the checkpoint is damaged \(its 'checksums' "
+                                         r"field is missing or not a dict\); pass the string"):
+        make(enable_checkpointing=True, checkpoint=json.dumps({**ckpt, "checksums": None}))
+    # Key order and spacing are not part of the checksums: the same JSON, reformatted, resumes.
+    again = json.dumps(ckpt, indent=2, sort_keys=True)
+    reference = outputs_of(make(), 6)
+    assert_same(outputs_of(make(enable_checkpointing=True, checkpoint=again), 3), reference[3:])
+    # A version-1 checkpoint (no checksums, as stoker wrote before) is still read.
+    old = {k: v for k, v in ckpt.items() if k != "checksums"}
+    old["version"] = 1
+    assert_same(outputs_of(make(enable_checkpointing=True, checkpoint=json.dumps(old)), 3),
+                reference[3:])
+
+
+@pytest.mark.parametrize("arg, value, maximum", [
+    ("seed", 2**64, 2**63 - 1), ("seed", 2**63, 2**63 - 1), ("batch_size", 2**31, 2**31 - 1),
+    ("num_threads", 2**31, 2**31 - 1), ("prefetch_queue_depth", 2**40, 2**31 - 1),
+    ("device_id", 2**31, 2**31 - 1), ("py_num_workers", 2**31, 2**31 - 1)])
+def test_pipeline_integers_out_of_range(arg, value, maximum):
+    kw = {"batch_size": 2, "num_threads": 1, "device_id": None, "seed": 1, arg: value}
+    with pytest.raises(ValueError) as e:
+        stoker.Pipeline(**kw)
+    assert str(e.value) == f"Pipeline: {arg} must be <= {maximum}, got {value}."
+    # The largest value is taken (and a pipeline with the largest seed runs).
+    if arg == "seed":
+        @pipeline_def(batch_size=2, num_threads=1, device_id=None, seed=maximum)
+        def pipe():
+            return fn.random.uniform(range=[0, 1])
+        (out,) = pipe().run()
+        assert out.as_array().shape == (2,)

@@ -329,7 +329,7 @@ def test_crop_per_sample_window_sizes_and_dtype():
 
     xs, hs, ws, out = run(make, batch_size=5)
     for i in range(5):
-        h, w = int(hs[i]), round_half_away(ws[i])
+        h, w = int(hs[i]), int(ws[i])  # window sizes truncate, as DALI's
         assert_same(out[i], crop_ref(xs[i], "HWC", (h, w), (0.0, 1.0, 0.5)).astype(np.float16))
 
 
@@ -780,10 +780,13 @@ def test_erase_normalized_centered_and_per_sample_anchor():
 
     xs, anchors, a, b, c, d = run(make, batch_size=3)
     for i in range(3):
-        ax, ay = anchors[i].astype(np.float64)
-        cx, cy = ax * 30, ay * 20
+        ax, ay = anchors[i]
+        cx, cy = float(ax * np.float32(30)), float(ay * np.float32(20))
         w, h = 0.2 * 30, 0.5 * 20
-        box = ((llround(cy - h / 2), llround(cy + h / 2)), (llround(cx - w / 2), llround(cx + w / 2)))
+        # float32 bounds truncated, as DALI (the anchor is the centre)
+        ends = lambda c, e, n: tuple(min(n, max(0, int(np.trunc(np.float32(v)))))
+                                     for v in (c - e / 2, np.float32(c - e / 2) + np.float32(e)))
+        box = (ends(cy, h, 20), ends(cx, w, 30))
         assert_same(a[i], erase_ref(xs[i], [box], 3))
         assert_same(b[i], erase_ref(xs[i], [((0, 20), (2, 6))], 0))
         assert_same(c[i], erase_ref(xs[i], [((1, 4), (2, 6))], 0))

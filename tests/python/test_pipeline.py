@@ -140,7 +140,7 @@ def test_per_sample_tensor_arguments():
         assert abs(flips[i].mean() - p[i]) < 0.05
 
 
-def test_cast_rounds_and_saturates_like_numpy_rint_clip():
+def test_cast_rounds_half_away_from_zero_and_saturates():
     @pipeline_def(batch_size=2, num_threads=1, device_id=None, seed=3)
     def pipe():
         x = fn.random.uniform(range=(-300, 300), shape=(1000,))
@@ -148,8 +148,9 @@ def test_cast_rounds_and_saturates_like_numpy_rint_clip():
 
     x, u8, i8, f16 = pipe().run()
     x = x.as_array()
-    assert np.array_equal(u8.as_array(), np.clip(np.rint(x), 0, 255).astype(np.uint8))
-    assert np.array_equal(i8.as_array(), np.clip(np.rint(x), -128, 127).astype(np.int8))
+    r = np.trunc(x) + np.trunc(2 * (x - np.trunc(x)))  # half away from zero, as DALI; exact
+    assert np.array_equal(u8.as_array(), np.clip(r, 0, 255).astype(np.uint8))
+    assert np.array_equal(i8.as_array(), np.clip(r, -128, 127).astype(np.int8))
     assert np.array_equal(f16.as_array(), x.astype(np.float16))
 
 
@@ -169,7 +170,8 @@ def test_arithmetic_and_comparisons_match_numpy():
     assert r3.dtype == types.FLOAT and np.allclose(r3.as_array(), A / np.float32(3), rtol=1e-6)
     assert np.array_equal(r4.as_array(), -B)
     assert np.array_equal(r5.as_array(), (A.astype(np.int32) // 7))
-    assert np.array_equal(r6.as_array(), B.astype(np.int32) % 7)
+    # DALI's %: C's remainder, with the dividend's sign (not Python's).
+    assert np.array_equal(r6.as_array(), np.fmod(B.astype(np.int32), 7))
     assert r7.dtype == types.BOOL and np.array_equal(r7.as_array(), A == 3)
     assert np.array_equal(r8.as_array(), F < 1.5)
     assert r9.dtype == types.FLOAT and np.allclose(r9.as_array(), A * F)

@@ -30,7 +30,11 @@ _ALIASES = {
     "nvidia.dali.fn": "stoker.fn",
     "nvidia.dali.ops": "stoker.ops",
     "nvidia.dali.types": "stoker.types",
+    "nvidia.dali.math": "stoker.math",
     "nvidia.dali.pipeline": "stoker.pipeline",
+    "nvidia.dali.data_node": "stoker.pipeline",
+    "nvidia.dali.tensors": "stoker.tensors",
+    "nvidia.dali.backend": "stoker.tensors",
     "nvidia.dali.plugin": "stoker.plugin",
     "nvidia.dali.plugin.base_iterator": "stoker.plugin.base_iterator",
     "nvidia.dali.plugin.pytorch": "stoker.plugin.pytorch",
@@ -38,16 +42,6 @@ _ALIASES = {
     "nvidia.dali.plugin.tf": "stoker.plugin.tf",
 }
 _PREFIXES = {"nvidia.dali.fn.": "stoker.fn.", "nvidia.dali.ops.": "stoker.ops."}
-
-
-def _tensors_module():
-    import stoker
-    m = _pytypes.ModuleType("nvidia.dali.tensors", "stoker's batches under DALI's names.")
-    m.TensorListCPU = stoker.TensorListCPU
-    return m
-
-
-_SYNTHETIC = {"nvidia.dali.tensors": _tensors_module}
 
 
 def _target(fullname):
@@ -83,16 +77,13 @@ class _DaliAliasFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
         if fullname != _ROOT and not fullname.startswith(_ROOT + "."):
             return None
-        if fullname in _SYNTHETIC:
-            module = _SYNTHETIC[fullname]()
-        else:
-            to = _target(fullname)
-            if to is None:
-                raise ModuleNotFoundError(
-                    f"{fullname} has no stoker counterpart (stoker.compat.dali maps "
-                    f"{', '.join(sorted(_ALIASES))}, and fn.*/ops.* submodules). Use stoker's "
-                    "own API for it, or run this code with the real DALI.", name=fullname)
-            module = importlib.import_module(to)
+        to = _target(fullname)
+        if to is None:
+            raise ModuleNotFoundError(
+                f"{fullname} has no stoker counterpart (stoker.compat.dali maps "
+                f"{', '.join(sorted(_ALIASES))}, and fn.*/ops.* submodules). Use stoker's "
+                "own API for it, or run this code with the real DALI.", name=fullname)
+        module = importlib.import_module(to)
         return importlib.util.spec_from_loader(fullname, _AliasLoader(module),
                                                is_package=hasattr(module, "__path__"))
 

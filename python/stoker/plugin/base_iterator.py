@@ -308,7 +308,8 @@ class StokerBaseIterator:
         for k, (outs, n) in enumerate(zip(outputs, keep)):
             if n == 0 and self._reader_name is None:
                 break  # size given by hand: the samples ended in an earlier pipeline
-            per_pipe.append({name: self._convert(b, k, n) for name, b in zip(self.output_map, outs)})
+            per_pipe.append({name: self._convert_output(j, b, k, n)
+                             for j, (name, b) in enumerate(zip(self.output_map, outs))})
         return self._assemble(per_pipe)
 
     def __next__(self):
@@ -534,6 +535,10 @@ class StokerBaseIterator:
     # ---- framework adapters
     def _convert(self, batch, pipe_index, keep):
         raise NotImplementedError
+
+    def _convert_output(self, output_index, batch, pipe_index, keep):
+        """_convert for adapters that treat outputs differently (DALIRaggedIterator)."""
+        return self._convert(batch, pipe_index, keep)
 
     def _assemble(self, per_pipe):
         return per_pipe

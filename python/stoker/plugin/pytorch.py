@@ -19,9 +19,9 @@ import torch.utils.dlpack
 from ..types import DALIDataType
 from .base_iterator import LastBatchPolicy, StokerBaseIterator, resolve_shard
 
-__all__ = ["StokerGenericIterator", "StokerClassificationIterator", "DALIGenericIterator",
-           "DALIClassificationIterator", "LastBatchPolicy", "resolve_shard", "to_torch",
-           "feed_ndarray"]
+__all__ = ["StokerGenericIterator", "StokerClassificationIterator", "StokerRaggedIterator",
+           "DALIGenericIterator", "DALIClassificationIterator", "DALIRaggedIterator",
+           "LastBatchPolicy", "resolve_shard", "to_torch", "feed_ndarray"]
 
 _KDL_CUDA = 2
 
@@ -68,7 +68,7 @@ def to_torch(batch, keep=None):
         return t.to(torch.device("cuda", dev_id))
     if all(s == shapes[0] for s in shapes):
         return torch.from_numpy(batch.as_array()[:keep])  # equal shapes, scattered: one copy
-    return [torch.from_numpy(batch[i]) for i in range(keep)]
+    return [torch.from_numpy(batch.at(i)) for i in range(keep)]
 
 
 def feed_ndarray(tensor_list, arr, cuda_stream=None):
@@ -151,6 +151,65 @@ class StokerClassificationIterator(StokerGenericIterator):
                          prepare_first_batch=prepare_first_batch)
 
 
+class StokerRaggedIterator(StokerBaseIterator):
+    """DALI's DALIRaggedIterator: like StokerGenericIterator, with ``output_types`` saying per
+    output what a batch becomes: ``DENSE_TAG`` one tensor (N, ...) (the samples must have one
+    shape), ``SPARSE_LIST_TAG`` a list of per-sample tensors (views, no copy, on the CPU),
+    ``SPARSE_COO_TAG`` a sparse COO tensor (``torch.sparse_coo_tensor``) whose row i holds
+    sample i (values: the samples joined with ``torch.hstack``, as DALI does; 1-D samples).
+    ``output_types=None``: every output dense. The other arguments are StokerGenericIterator's.
+    """
+    DENSE_TAG = "dense"
+    SPARSE_LIST_TAG = "sparse_list"
+    SPARSE_COO_TAG = "sparse_coo"
+
+    def __init__(self, pipelines, output_map, size=-1, reader_name=None, output_types=None,
+                 auto_reset=False, fill_last_batch=None, dynamic_shape=False,
+                 last_batch_padded=False, last_batch_policy=LastBatchPolicy.FILL,
+                 prepare_first_batch=True):
+        name = type(self).__name__
+        if isinstance(output_map, str):
+            raise TypeError(f"{name}: output_map must be a list of names, e.g. ['data', "
+                            f"'label'], got the string {output_map!r}.")
+        tags = (self.DENSE_TAG, self.SPARSE_LIST_TAG, self.SPARSE_COO_TAG)
+        if output_types is not None:
+            output_types = list(output_types)
+            bad = [t for t in output_types if t not in tags]
+            if bad:
+                raise ValueError(f"{name}: output_types may hold only DENSE_TAG ('dense'), "
+                                 f"SPARSE_LIST_TAG ('sparse_list') and SPARSE_COO_TAG "
+                                 f"('sparse_coo'), got {bad[0]!r}.")
+            if len(output_types) != len(output_map):
+                raise ValueError(f"{name}: output_types has {len(output_types)} entries for "
+                                 f"{len(output_map)} outputs in output_map; give one per output.")
+        self._output_types = output_types
+        super().__init__(pipelines, output_map, size=size, reader_name=reader_name,
+                         auto_reset=auto_reset, fill_last_batch=fill_last_batch,
+                         last_batch_padded=last_batch_padded,
+                         last_batch_policy=last_batch_policy,
+                         prepare_first_batch=prepare_first_batch)
+
+    def _convert_output(self, output_index, batch, pipe_index, keep):
+        tag = self.DENSE_TAG if self._output_types is None else self._output_types[output_index]
+        if tag == self.DENSE_TAG:
+            if not batch.is_dense_tensor() and len(set(map(tuple, batch.shape()))) > 1:
+                raise ValueError(
+                    f"{type(self).__name__}: output {self.output_map[output_index]!r} is marked "
+                    f"dense, but its samples have different shapes ({batch.shape()[:4]}...); "
+                    "mark it SPARSE_LIST_TAG or SPARSE_COO_TAG in output_types, or make the "
+                    "shapes equal in the pipeline (fn.resize, fn.pad).")
+            return to_torch(batch, keep)
+        t = to_torch(batch, keep)
+        samples = list(t.unbind(0)) if isinstance(t, torch.Tensor) else t
+        if tag == self.SPARSE_LIST_TAG:
+            return samples
+        values = torch.hstack(samples)
+        indices = torch.tensor([(i, j) for i, x in enumerate(samples) for j in range(x.shape[0])],
+                               dtype=torch.long, device=values.device).reshape(-1, 2)
+        return torch.sparse_coo_tensor(indices.T, values)
+
+
 # DALI's names, so that `from nvidia.dali.plugin.pytorch import ...` code moves by one import.
 DALIGenericIterator = StokerGenericIterator
 DALIClassificationIterator = StokerClassificationIterator
+DALIRaggedIterator = StokerRaggedIterator

@@ -23,15 +23,27 @@ __device__ __forceinline__ Out cast_one(In v) {
   if constexpr (std::is_same_v<Out, In>) {
     return v;
   } else if constexpr (std::is_same_v<Out, BoolByte>) {
-    // convert_sat<bool>: static_cast<float>(v) != 0
-    float f;
-    if constexpr (std::is_same_v<In, __half>) f = __half2float(v);
-    else f = static_cast<float>(v);
-    return BoolByte{static_cast<uint8_t>(f != 0.0f ? 1 : 0)};
+    // ops/generic/cast_value.h: floats are rounded half away from zero before the test, NaN is
+    // true; integers are tested as they are.
+    if constexpr (std::is_same_v<In, __half> || std::is_floating_point_v<In>) {
+      double d;
+      if constexpr (std::is_same_v<In, __half>) d = static_cast<double>(__half2float(v));
+      else d = static_cast<double>(v);
+      return BoolByte{static_cast<uint8_t>((d != d || round(d) != 0.0) ? 1 : 0)};
+    } else {
+      return BoolByte{static_cast<uint8_t>(v != 0 ? 1 : 0)};
+    }
   } else if constexpr (std::is_same_v<In, BoolByte>) {
     const int b = v.v != 0 ? 1 : 0;
     if constexpr (std::is_same_v<Out, __half>) return __float2half_rn(static_cast<float>(b));
     else return static_cast<Out>(b);
+  } else if constexpr (std::is_integral_v<Out> &&
+                       (std::is_same_v<In, __half> || std::is_floating_point_v<In>)) {
+    // As cast_value.h: round half away from zero in double (exact), then saturate; NaN -> 0.
+    double d;
+    if constexpr (std::is_same_v<In, __half>) d = static_cast<double>(__half2float(v));
+    else d = static_cast<double>(v);
+    return convert_sat_dev<Out>(round(d));
   } else {
     return convert_sat_dev<Out>(v);
   }

@@ -129,8 +129,7 @@ STOKER_REGISTER_OP_NAMED(brightness_contrast, "brightness_contrast") {
              "    out = brightness_shift * output_range +\n"
              "          brightness * (contrast_center + contrast * (in - contrast_center))\n\n"
              "where output_range is 1 for float outputs and the type's maximum for integers. "
-             "Sequences (FHWC) and volumes (DHWC) get the same parameters on every frame.")
-      .legacy_name("BrightnessContrast");
+             "Sequences (FHWC) and volumes (DHWC) get the same parameters on every frame.");
   brightness_args(schema);
   contrast_args(schema);
   common_args(schema);
@@ -139,16 +138,14 @@ STOKER_REGISTER_OP_NAMED(brightness_contrast, "brightness_contrast") {
 STOKER_REGISTER_OP_NAMED(brightness, "brightness") {
   schema.doc("Adjusts the brightness of images: out = brightness_shift * output_range + "
              "brightness * in, where output_range is 1 for float outputs and the type's maximum "
-             "for integers.")
-      .legacy_name("Brightness");
+             "for integers.");
   brightness_args(schema);
   common_args(schema);
 }
 
 STOKER_REGISTER_OP_NAMED(contrast, "contrast") {
   schema.doc("Adjusts the contrast of images: out = contrast_center + contrast * (in - "
-             "contrast_center).")
-      .legacy_name("Contrast");
+             "contrast_center).");
   contrast_args(schema);
   common_args(schema);
 }

@@ -190,7 +190,6 @@ STOKER_REGISTER_OP_NAMED(color_space_conversion, "color_space_conversion") {
              "[0, 360) and S, V in [0, 1]. uint16 is not supported for HSV. HSV to or from YCbCr "
              "and GRAY goes through RGB of the input's type (rounded for uint8).")
       .inputs(1, 1, {"input"}).outputs(1).input_layouts({"HWC", "FHWC", "DHWC"})
-      .legacy_name("ColorSpaceConversion")
       .arg({.name = "image_type", .type = ArgType::kImageType,
             .doc = "The colour space of the input image."})
       .arg({.name = "output_type", .type = ArgType::kImageType,

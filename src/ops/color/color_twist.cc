@@ -137,7 +137,6 @@ STOKER_REGISTER_OP_NAMED(hsv, "hsv") {
   schema.doc(std::string("Adjusts hue, saturation and value (brightness) of RGB images. The hue "
                          "is an additive delta in degrees; saturation and value are multipliers.\n\n") +
              kApprox)
-      .legacy_name("Hsv")
       .arg(hue_arg("Hue delta, in degrees; angles outside 0..360 wrap around."))
       .arg(saturation_arg(false))
       .arg({.name = "value", .type = ArgType::kFloat, .default_value = 1.0,
@@ -147,14 +146,12 @@ STOKER_REGISTER_OP_NAMED(hsv, "hsv") {
 
 STOKER_REGISTER_OP_NAMED(hue, "hue") {
   schema.doc(std::string("Changes the hue of images.\n\n") + kApprox)
-      .legacy_name("Hue")
       .arg(hue_arg("The hue change, in degrees."));
   common(schema, Kind::kHue);
 }
 
 STOKER_REGISTER_OP_NAMED(saturation, "saturation") {
   schema.doc(std::string("Changes the saturation of images.\n\n") + kApprox)
-      .legacy_name("Saturation")
       .arg(saturation_arg(true));
   common(schema, Kind::kSaturation);
 }
@@ -164,7 +161,6 @@ STOKER_REGISTER_OP_NAMED(color_twist, "color_twist") {
                          "    out = brightness * (contrast * HS(in) + half_range * (1 - contrast))\n\n"
                          "where HS is the hue/saturation map below and half_range is 128 for "
                          "integer inputs, 0.5 for floats.\n\n") + kApprox)
-      .legacy_name("ColorTwist")
       .arg(hue_arg("Hue change, in degrees."))
       .arg(saturation_arg(true))
       .arg({.name = "contrast", .type = ArgType::kFloat, .default_value = 1.0,

@@ -1,6 +1,6 @@
-// cast: converts element types, rounding and saturating like OpenCV.
-#include "core/convert.h"
+// cast: converts element types, rounding and saturating as DALI does (ops/generic/cast_value.h).
 #include "kernels/cuda/cast_gpu.h"
+#include "ops/generic/cast_value.h"
 #include "ops/generic/gpu_twin.h"
 #include "pipeline/gpu_batch.h"
 #include "pipeline/operator.h"
@@ -26,7 +26,7 @@ class Cast : public Operator {
         using Out = decltype(to);
         const In* src = in.data<In>(i);
         Out* dst = out.data<Out>(i);
-        for (int64_t k = 0; k < n; ++k) dst[k] = convert_sat<Out>(src[k]);
+        for (int64_t k = 0; k < n; ++k) dst[k] = cast_value<Out>(src[k]);
       });
     });
   }
@@ -49,9 +49,10 @@ class Cast : public Operator {
 }  // namespace
 
 STOKER_REGISTER_OP_NAMED(cast, "cast") {
-  schema.doc("Converts the input to another element type. Floats are rounded to nearest (ties to "
-             "even) and integers saturate at the limits of the output type.")
-      .inputs(1, 1, {"input"}).outputs(1).legacy_name("Cast")
+  schema.doc("Converts the input to another element type. Floats going to integers are rounded to "
+             "nearest, ties away from zero (2.5 -> 3, -0.5 -> -1), NaN gives 0, and values saturate "
+             "at the limits of the output type.")
+      .inputs(1, 1, {"input"}).outputs(1)
       .arg({.name = "dtype", .type = ArgType::kDType, .doc = "The output element type."})
       .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Cast>(s); })
       STOKER_GPU_TWIN(Cast);

@@ -22,7 +22,7 @@ class Crop : public geometry::SliceOperator {
     int c_axis = geometry::axis_index(layout, 'C');
     const int64_t n = static_cast<int64_t>(in.size());
     args_.assign(n, {});
-    OutputDesc desc{out_type, layout, {}};
+    OutputDesc desc{out_type, layout, {}, crop_.size_arg()};
     for (int64_t i = 0; i < n; ++i) {
       kernels::SliceArgs& a = args_[i];
       a.in_shape = in.shape(i);
@@ -53,7 +53,6 @@ STOKER_REGISTER_OP_NAMED(crop, "crop") {
       .inputs(1, 1, {"input"})
       .outputs(1)
       .input_layouts({"HWC", "CHW", "DHWC", "CDHW", "FHWC", "FCHW", "CFHW", "FDHWC", "FCDHW", "CFDHW"})
-      .legacy_name("Crop")
       .arg({.name = "dtype", .type = ArgType::kDType, .optional = true,
             .doc = "Output type: FLOAT, FLOAT16, UINT8 or INT8 (rounded and saturated); default: "
                    "the input's type."});

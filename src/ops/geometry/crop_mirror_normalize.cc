@@ -17,10 +17,11 @@ class CropMirrorNormalize : public geometry::SliceOperator {
  public:
   explicit CropMirrorNormalize(const OpSpec& spec)
       : SliceOperator(spec), crop_(spec_), policy_(geometry::out_of_bounds_policy(spec)) {
-    dtype_ = static_cast<DType>(spec.get<int64_t>("dtype"));
+    const char* dtype_arg = spec.has("output_dtype") ? "output_dtype" : "dtype";  // old name first
+    dtype_ = static_cast<DType>(spec.get<int64_t>(dtype_arg));
     if (dtype_ != DType::kFloat32 && dtype_ != DType::kFloat16 && dtype_ != DType::kUInt8 &&
         dtype_ != DType::kInt8)
-      spec.arg_error("dtype", std::string("must be FLOAT, FLOAT16, UINT8 or INT8, got ") +
+      spec.arg_error(dtype_arg, std::string("must be FLOAT, FLOAT16, UINT8 or INT8, got ") +
                                   dtype_name(dtype_) + ".");
     output_layout_ = spec.get<std::string>("output_layout");
     pad_output_ = spec.get<bool>("pad_output");
@@ -150,9 +151,12 @@ STOKER_REGISTER_OP_NAMED(crop_mirror_normalize, "crop_mirror_normalize") {
       .inputs(1, 1, {"input"})
       .outputs(1)
       .input_layouts({"HWC", "CHW", "DHWC", "CDHW", "FHWC", "FCHW", "CFHW", "FDHWC", "FCDHW", "CFDHW"})
-      .legacy_name("CropMirrorNormalize")
       .arg({.name = "dtype", .type = ArgType::kDType, .default_value = int64_t{static_cast<int>(DType::kFloat32)},
             .doc = "Output type: FLOAT, FLOAT16, INT8 or UINT8 (integers round half to even and saturate)."})
+      .arg({.name = "output_dtype", .type = ArgType::kDType, .optional = true,
+            .doc = "Old name of dtype.", .deprecated_alias = true, .alias_of = "dtype"})
+      .arg({.name = "image_type", .type = ArgType::kImageType, .optional = true,
+            .doc = "Accepted for old DALI code and ignored, as in DALI (which no longer uses it)."})
       .arg({.name = "output_layout", .type = ArgType::kString, .default_value = std::string("CHW"),
             .doc = "Layout of the output, a permutation of the input's (F and D axes are kept where "
                    "the input has them)."})

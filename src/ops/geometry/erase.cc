@@ -57,14 +57,18 @@ class Erase : public Operator {
           int d = axes[j];
           double e = static_cast<double>(shape[d]);
           double a = anchor[r * naxes + j], s = extent[r * naxes + j];
-          if (normalized_anchor_) a *= e;
-          if (normalized_shape_) s *= e;
+          // float32 and truncation toward zero, as DALI, so fractional boxes cover DALI's pixels
+          if (normalized_anchor_) a = static_cast<float>(a) * static_cast<float>(e);
+          if (normalized_shape_) s = static_cast<float>(s) * static_cast<float>(e);
           if (s < 0)
             spec_.arg_error("shape", "must not be negative, got " + std::to_string(s) + " for sample " +
                                          std::to_string(i) + ".");
           if (centered_) a -= s / 2;
-          box.lo[d] = std::clamp<int64_t>(std::llround(a), 0, shape[d]);
-          box.hi[d] = std::clamp<int64_t>(std::llround(a + s), 0, shape[d]);
+          auto index = [&](float v) {  // clipped to the sample before converting (NaN: 0)
+            return v > 0 ? static_cast<int64_t>(std::min<double>(std::trunc(v), e)) : int64_t{0};
+          };
+          box.lo[d] = index(static_cast<float>(a));
+          box.hi[d] = index(static_cast<float>(a) + static_cast<float>(s));
         }
         boxes_[i].push_back(std::move(box));
       }
@@ -147,7 +151,6 @@ STOKER_REGISTER_OP_NAMED(erase, "erase") {
            "erased whole. Regions reaching outside the sample are clipped.")
       .inputs(1, 1, {"input"})
       .outputs(1)
-      .legacy_name("Erase")
       .arg({.name = "anchor", .type = ArgType::kFloatList, .default_value = std::vector<double>{},
             .doc = "Start of each region per axis (all zeros when empty).", .tensor = true})
       .arg({.name = "shape", .type = ArgType::kFloatList, .default_value = std::vector<double>{},

@@ -49,7 +49,6 @@ STOKER_REGISTER_OP_NAMED(flip, "flip") {
       .inputs(1, 1, {"input"})
       .outputs(1)
       .input_layouts({"FDHWC", "FHWC", "DHWC", "HWC", "FCDHW", "FCHW", "CDHW", "CHW"})
-      .legacy_name("Flip")
       .arg({.name = "horizontal", .type = ArgType::kInt, .default_value = int64_t{1},
             .doc = "Flip the horizontal axis (W) if nonzero.", .tensor = true})
       .arg({.name = "vertical", .type = ArgType::kInt, .default_value = int64_t{0},

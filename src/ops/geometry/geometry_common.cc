@@ -1,6 +1,7 @@
 #include "ops/geometry/geometry_common.h"
 
 #include <cmath>
+#include <cstdio>
 #include <type_traits>
 
 namespace stoker {
@@ -100,8 +101,8 @@ void add_crop_args(OpSchema& s) {
   s.arg({.name = "crop_pos_z", .type = ArgType::kFloat, .default_value = 0.5, .doc = pos_doc,
          .tensor = true, .min = 0.0, .max = 1.0});
   s.arg({.name = "rounding", .type = ArgType::kString, .default_value = std::string("round"),
-         .doc = "How window extents and starts become whole pixels: 'round' (halves away from "
-                "zero) or 'truncate'.",
+         .doc = "How window starts become whole pixels: 'round' (halves away from zero) or "
+                "'truncate'. Window extents are always truncated, as in DALI.",
          .choices = {"round", "truncate"}});
 }
 
@@ -158,9 +159,11 @@ std::vector<int> AxisArgs::resolve(const std::string& layout, int nd) const {
 
 void add_slice_args(OpSchema& s, const std::string& extent, const std::string& unit) {
   s.arg({.name = "normalized_anchor", .type = ArgType::kBool, .default_value = true,
-         .doc = "The anchor input is relative (0..1) to the extent, not in " + unit + "."});
+         .doc = "A float anchor input is relative (0..1) to the extent, not in " + unit +
+                "; an integer one is always in " + unit + "."});
   s.arg({.name = "normalized_shape", .type = ArgType::kBool, .default_value = true,
-         .doc = "The shape input is relative (0..1) to the extent, not in " + unit + "."});
+         .doc = "A float shape input is relative (0..1) to the extent, not in " + unit +
+                "; an integer one is always in " + unit + "."});
   s.arg({.name = "start", .type = ArgType::kFloatList, .optional = true,
          .doc = "Start of the slice per axis (absolute).", .tensor = true});
   s.arg({.name = "rel_start", .type = ArgType::kFloatList, .optional = true,
@@ -223,15 +226,18 @@ void SliceWindow::compute(const Workspace& ws, int64_t i, const std::vector<int>
     std::vector<double> sh = sample_values(ws.input(2), i);
     check_count("anchor input", an.size(), n, i);
     check_count("shape input", sh.size(), n, i);
+    // DALI reads integer anchor/shape inputs as absolute whatever normalized_anchor/_shape say.
+    const bool norm_anchor = normalized_anchor_ && !is_integer(ws.input(1).dtype());
+    const bool norm_shape = normalized_shape_ && !is_integer(ws.input(2).dtype());
     for (size_t j = 0; j < n; ++j) {
       const double e = static_cast<double>(extents[axes[j]]);
       double av = an[j], sv = sh[j];
-      if (normalized_anchor_ && normalized_shape_) {
+      if (norm_anchor && norm_shape) {
         end[j] = std::llround((av + sv) * e);  // one rounding of the sum, as DALI
         av *= e;
       } else {
-        if (normalized_anchor_) av *= e;
-        if (normalized_shape_) sv *= e;
+        if (norm_anchor) av *= e;
+        if (norm_shape) sv *= e;
         end[j] = std::llround(av + sv);
       }
       start[j] = std::llround(av);
@@ -302,16 +308,22 @@ void CropWindow::compute(const Workspace& ws, int64_t i, const Shape& shape,
                                       " has no D (or F) axis.");
     }
   }
-  auto whole = [&](double v) {
-    return static_cast<int64_t>(truncate_ ? std::trunc(v) : std::round(v));
-  };
   auto place = [&](int axis, double extent, const char* pos_name, const char* extent_name) {
     if (axis < 0) return;
     if (!(extent >= 0))
       spec_.arg_error(extent_name, "must be >= 0, got " + std::to_string(extent) + " for sample " +
                                        std::to_string(i) + ".");
-    int64_t e = whole(extent);
-    if (e <= 0) return;  // 0: this axis is not cropped
+    // Past 2^62 the conversion to an integer is undefined; no memory holds such a window.
+    if (extent > static_cast<double>(int64_t{1} << 62)) {
+      char got[32];
+      snprintf(got, sizeof(got), "%.0f", extent);
+      spec_.arg_error(extent_name, std::string("must be at most 2^62, got ") + got + " for sample " +
+                                       std::to_string(i) + ".");
+    }
+    // DALI truncates window extents (5.7 -> 5); 'rounding' is for the start only. An extent
+    // below 1 becomes 0, which (as in DALI) means the axis is not cropped.
+    int64_t e = static_cast<int64_t>(std::trunc(extent));
+    if (e <= 0) return;
     double pos = unit_arg(ws, pos_name, i, 0.5);
     // float32 like DALI, so that ties land on the same pixel
     float a = static_cast<float>(pos) * static_cast<float>(shape[axis] - e);

@@ -44,6 +44,8 @@ class CropWindow {
   // anchor 0 and their full extent.
   void compute(const Workspace& ws, int64_t sample, const Shape& shape, const std::string& layout,
                std::vector<int64_t>& anchor, std::vector<int64_t>& window) const;
+  // The one argument that sets the window's extents ("crop"), or "" (crop_h, crop_w, crop_d).
+  std::string size_arg() const { return has_crop_ ? "crop" : ""; }
 
  private:
   const OpSpec& spec_;

@@ -279,7 +279,6 @@ STOKER_REGISTER_OP_NAMED(normalize, "normalize") {
            "N - ddof; a zero stddev gives the output 'shift'.")
       .inputs(1, 1, {"input"})
       .outputs(1)
-      .legacy_name("Normalize")
       .arg({.name = "axes", .type = ArgType::kIntList, .optional = true,
             .doc = "Indices of the reduced axes (negative ones count from the end)."})
       .arg({.name = "axis_names", .type = ArgType::kString, .optional = true,

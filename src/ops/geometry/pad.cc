@@ -1,5 +1,7 @@
 // pad: extends the chosen axes at their ends with fill_value, to the largest extent in the batch
 // (default), to a given shape, and/or to a multiple of `align`.
+#include <cstdio>
+
 #include "ops/geometry/geometry_common.h"
 
 namespace stoker {
@@ -27,7 +29,7 @@ class Pad : public geometry::SliceOperator {
     for (int64_t i = 0; i < n; ++i)
       for (size_t j = 0; j < naxes; ++j) batch_max[j] = std::max(batch_max[j], in.shape(i)[axes[j]]);
     args_.assign(n, {});
-    OutputDesc desc{in.dtype(), layout, {}};
+    OutputDesc desc{in.dtype(), layout, {}, ""};
     for (int64_t i = 0; i < n; ++i) {
       kernels::SliceArgs& a = args_[i];
       a.in_shape = in.shape(i);
@@ -40,11 +42,23 @@ class Pad : public geometry::SliceOperator {
                                      " axes are padded; give one extent (or -1) per padded axis.");
       for (size_t j = 0; j < naxes; ++j) {
         int d = axes[j];
+        // Past 2^62 the conversion to an integer is undefined; no memory holds such a sample.
+        if (!target.empty() && target[j] > static_cast<double>(int64_t{1} << 62)) {
+          char got[32];
+          snprintf(got, sizeof(got), "%.0f", target[j]);
+          spec_.arg_error("shape", std::string("must be at most 2^62 per axis, got ") + got +
+                                       " for sample " + std::to_string(i) + ".");
+        }
         int64_t t = target.empty() ? -1 : static_cast<int64_t>(target[j]);
         int64_t ext = t < 0 ? batch_max[j] : std::max(t, a.in_shape[d]);
+        if (t >= 0) desc.size_arg = "shape";
         if (!align_.empty()) {
           int64_t al = align_[align_.size() == 1 ? 0 : j];
-          ext = (ext + al - 1) / al * al;
+          int64_t up = 0;
+          if (__builtin_add_overflow(ext, al - 1, &up))
+            spec_.arg_error("align", "rounds extent " + std::to_string(ext) + " of sample " +
+                                         std::to_string(i) + " up past 2^63: " + to_string(Shape(align_)) + ".");
+          ext = up / al * al;
         }
         a.shape[d] = ext;
       }
@@ -75,7 +89,6 @@ STOKER_REGISTER_OP_NAMED(pad, "pad") {
            "to `shape` (never smaller than the sample), and/or up to a multiple of `align`.")
       .inputs(1, 1, {"input"})
       .outputs(1)
-      .legacy_name("Pad")
       .arg({.name = "axes", .type = ArgType::kIntList, .optional = true,
             .doc = "Indices of the padded axes; default: all (unless axis_names is given)."})
       .arg({.name = "axis_names", .type = ArgType::kString, .optional = true,

@@ -75,7 +75,6 @@ STOKER_REGISTER_OP_NAMED(paste, "paste") {
       .inputs(1, 1, {"input"})
       .outputs(1)
       .input_layouts({"HWC", "FHWC", "CHW"})
-      .legacy_name("Paste")
       .arg({.name = "ratio", .type = ArgType::kFloat, .doc = "Canvas size over image size (>= 1).",
             .tensor = true, .min = 1.0})
       .arg({.name = "fill_value", .type = ArgType::kFloatList,

@@ -87,7 +87,6 @@ STOKER_REGISTER_OP_NAMED(slice, "slice") {
            "sliced are kept whole.")
       .inputs(1, 3, {"data", "anchor", "shape"})
       .outputs(1)
-      .legacy_name("Slice")
       .arg({.name = "axes", .type = ArgType::kIntList, .optional = true,
             .doc = "Axes (indices) the slice values refer to, in order. Default [1, 0]; "
                    "axis_names wins when both are given."})

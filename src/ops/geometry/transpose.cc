@@ -72,7 +72,6 @@ STOKER_REGISTER_OP_NAMED(transpose, "transpose") {
   schema.doc("Transposes the axes of each sample: output axis k is input axis perm[k].")
       .inputs(1, 1, {"input"})
       .outputs(1)
-      .legacy_name("Transpose")
       .arg({.name = "perm", .type = ArgType::kIntList, .optional = true,
             .doc = "Permutation of the input's axes, e.g. [2, 0, 1]. Default: the axes reversed."})
       .arg({.name = "output_layout", .type = ArgType::kString, .optional = true,

@@ -39,14 +39,19 @@ ImageDecoderBase::ImageDecoderBase(const OpSpec& spec) : Operator(spec) {
     case ImageType::kBGR: base_.color = codecs::ColorOut::kBGR; break;
     case ImageType::kGray: base_.color = codecs::ColorOut::kGray; break;
     case ImageType::kAnyData: base_.color = codecs::ColorOut::kAny; break;
+    case ImageType::kYCbCr: base_.color = codecs::ColorOut::kRGB; ycbcr_ = true; break;
     default:
-      spec.arg_error("output_type", std::string("must be RGB, BGR, GRAY or ANY_DATA, got ") +
+      spec.arg_error("output_type", std::string("must be RGB, BGR, GRAY, YCbCr or ANY_DATA, got ") +
                                         image_type_name(t) + ".");
   }
   dtype_ = static_cast<DType>(spec.get<int64_t>("dtype"));
-  if (dtype_ != DType::kUInt8 && dtype_ != DType::kUInt16)
-    spec.arg_error("dtype", std::string("must be UINT8 or UINT16, got ") + dtype_name(dtype_) + ".");
+  if (dtype_ != DType::kUInt8 && dtype_ != DType::kUInt16 && dtype_ != DType::kFloat32)
+    spec.arg_error("dtype", std::string("must be UINT8, UINT16 or FLOAT, got ") + dtype_name(dtype_) + ".");
+  if (ycbcr_ && dtype_ == DType::kUInt16)
+    spec.arg_error("output_type", "YCbCr is given as UINT8 or FLOAT, not UINT16; decode as RGB "
+                                  "UINT16, or YCbCr UINT8 / FLOAT.");
   base_.apply_orientation = spec.get<bool>("adjust_orientation");
+  base_.fast_idct = spec.get<bool>("use_fast_idct");
   base_.limits.max_pixels = spec.get<int64_t>("max_pixels");
   fallback_shape_ = spec.get<std::vector<int64_t>>("fallback_shape");
   fallback_value_ = spec.get<int64_t>("fallback_value");
@@ -57,6 +62,8 @@ void ImageDecoderBase::fill_fallback(Workspace& ws, int64_t i) const {
   int64_t n = volume(out.shape(i));
   if (dtype_ == DType::kUInt8) {
     std::fill_n(out.data<uint8_t>(i), n, static_cast<uint8_t>(fallback_value_));
+  } else if (dtype_ == DType::kFloat32) {  // the value as a decoded uint8 pixel reads in FLOAT
+    std::fill_n(out.data<float>(i), n, static_cast<float>(fallback_value_) * (1.0f / 255.0f));
   } else {
     std::fill_n(out.data<uint16_t>(i), n, static_cast<uint16_t>(fallback_value_));
   }
@@ -118,6 +125,13 @@ std::vector<OutputDesc> ImageDecoderBase::setup(Workspace& ws) {
   return {d};
 }
 
+Error ImageDecoderBase::sample_error(const Error& e, const Batch& in, size_t i) const {
+  const std::string context = "sample " + std::to_string(i) + describe_source(in, i);
+  const std::string name = spec_.display_name(), msg = e.what();
+  if (msg.rfind(name, 0) == 0) return Error(e.kind(), name + " [" + context + "]" + msg.substr(name.size()));
+  return Error(e.kind(), name + ", " + context + ": " + msg);
+}
+
 OutputDesc ImageDecoderBase::plan_batch(Workspace& ws, std::vector<SamplePlan>& plans) {
   const Batch& in = ws.input(0);
   if (in.dtype() != DType::kUInt8)
@@ -134,7 +148,7 @@ OutputDesc ImageDecoderBase::plan_batch(Workspace& ws, std::vector<SamplePlan>& 
         d.shapes.push_back(codecs::output_shape(p.info, p.params));
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::kInternal || !ws.report_bad_sample(i, in[i].source, e.what()))
-        throw e.with_context("sample " + std::to_string(i) + describe_source(in, i));
+        throw sample_error(e, in, i);
       // Skipped samples never run (the iteration restarts); replaced ones get the fallback.
       plans[i] = SamplePlan{};
       plans[i].failed = true;
@@ -171,18 +185,11 @@ void ImageDecoderBase::decode_ahead(Workspace& ws, OutputDesc& d) {
       return;
     }
     try {
-      const uint8_t* data = in.data<uint8_t>(i);
-      const size_t size = in.sample_bytes(i);
-      if (dtype_ == DType::kUInt8)
-        codecs::decode(data, size, p.info, p.params,
-                       ImageView<uint8_t>(static_cast<uint8_t*>(p.ahead.get()), s[0], s[1], s[2]));
-      else
-        codecs::decode(data, size, p.info, p.params,
-                       ImageView<uint16_t>(static_cast<uint16_t*>(p.ahead.get()), s[0], s[1], s[2]));
+      decode_into(p, in.data<uint8_t>(i), in.sample_bytes(i), p.ahead.get(), s);
     } catch (const Error& e) {
       p.ahead.reset();
       if (e.kind() == ErrorKind::kInternal || !ws.report_bad_sample(i, in[i].source, e.what())) {
-        errors[i] = std::make_exception_ptr(e.with_context("sample " + std::to_string(i) + describe_source(in, i)));
+        errors[i] = std::make_exception_ptr(sample_error(e, in, i));
         return;
       }
       p.failed = true;
@@ -224,13 +231,61 @@ void ImageDecoderBase::run_sample(Workspace& ws, int64_t i, int) {
 void ImageDecoderBase::decode_sample(Workspace& ws, int64_t i) {
   const Batch& in = ws.input(0);
   Batch& out = ws.output(0);
-  const SamplePlan& p = plans_[i];
-  const Shape& s = out.shape(i);
-  const uint8_t* data = in.data<uint8_t>(i);
-  const size_t size = in.sample_bytes(i);
+  decode_into(plans_[i], in.data<uint8_t>(i), in.sample_bytes(i), out[i].data, out.shape(i));
+}
+
+// DALI 2.4's conversions, checked bit for bit on the ImageNet sample: YCbCr is ITU-R BT.601
+// in studio range (Y 16..235, Cb/Cr 16..240) from the RGB pixels, each product in float32 and
+// rounded half away from zero; FLOAT is the uint8 value times 1/255 (so 0..1); YCbCr in FLOAT
+// is the same sums on those 0..1 RGB values, not rounded, with DALI's offsets 0.0625 and 0.5
+// (16/256 and 128/256, so not exactly the 8-bit YCbCr / 255).
+void ImageDecoderBase::convert_decoded(const uint8_t* src, void* dst, const Shape& s) const {
+  const int64_t n = volume(s);
+  const bool to_float = dtype_ == DType::kFloat32;
+  constexpr float kNorm = 1.0f / 255.0f;
+  if (!ycbcr_) {
+    float* f = static_cast<float*>(dst);
+    for (int64_t k = 0; k < n; ++k) f[k] = static_cast<float>(src[k]) * kNorm;
+    return;
+  }
+  auto round_sat = [](float v) {
+    const float r = std::trunc(v) + std::trunc(2.0f * (v - std::trunc(v)));
+    return static_cast<uint8_t>(std::clamp(r, 0.0f, 255.0f));
+  };
+  constexpr float kY = 219.0f / 255.0f, kC = 224.0f / 255.0f;
+  const float yr = 0.299f * kY, yg = 0.587f * kY, yb = 0.114f * kY;
+  const float br = 0.168736f * kC, bg = 0.331264f * kC, bb = 0.5f * kC;
+  const float rr = 0.5f * kC, rg = 0.418688f * kC, rb = 0.081312f * kC;
+  const float y0 = to_float ? 0.0625f : 16.0f, c0 = to_float ? 0.5f : 128.0f;
+  for (int64_t k = 0; k < n; k += 3) {
+    float r = src[k], g = src[k + 1], b = src[k + 2];
+    if (to_float) r *= kNorm, g *= kNorm, b *= kNorm;
+    const float y = r * yr + g * yg + b * yb + y0;
+    const float cb = -r * br - g * bg + b * bb + c0;
+    const float cr = r * rr - g * rg - b * rb + c0;
+    if (to_float) {
+      float* f = static_cast<float*>(dst) + k;
+      f[0] = y, f[1] = cb, f[2] = cr;
+    } else {
+      uint8_t* u = static_cast<uint8_t*>(dst) + k;
+      u[0] = round_sat(y), u[1] = round_sat(cb), u[2] = round_sat(cr);
+    }
+  }
+}
+
+void ImageDecoderBase::decode_into(const SamplePlan& p, const uint8_t* data, size_t size,
+                                   void* out_data, const Shape& s) {
+  // YCbCr / FLOAT: decoded as uint8 (RGB) into a per-thread staging buffer, then converted
+  thread_local std::vector<uint8_t> staging;
+  void* decoded = out_data;
+  if (converts()) {
+    const size_t n = static_cast<size_t>(volume(s));
+    if (staging.size() < n) staging.resize(n);
+    decoded = staging.data();
+  }
   auto run = [&](auto type_tag) {
     using T = decltype(type_tag);
-    ImageView<T> dst(out.data<T>(i), s[0], s[1], s[2]);
+    ImageView<T> dst(static_cast<T*>(decoded), s[0], s[1], s[2]);
     if (!p.src) {
       codecs::decode(data, size, p.info, p.params, dst);
       return;
@@ -245,18 +300,27 @@ void ImageDecoderBase::decode_sample(Workspace& ws, int64_t i) {
     rp.roi = *p.src;
     kernels::resample(dst, ImageView<const T>(r.data, r.height, r.width, r.channels), rp);
   };
-  if (dtype_ == DType::kUInt8) run(uint8_t{});
-  else run(uint16_t{});
+  if (dtype_ == DType::kUInt16) {
+    run(uint16_t{});
+  } else {
+    run(uint8_t{});
+    if (converts()) convert_decoded(staging.data(), out_data, s);
+  }
 }
 
 void ImageDecoderBase::add_args(OpSchema& schema) {
   schema
       .arg({.name = "output_type", .type = ArgType::kImageType, .default_value = int64_t{0},
-            .doc = "Color space of the output: RGB, BGR, GRAY or ANY_DATA (the file's own channels)."})
+            .doc = "Color space of the output: RGB, BGR, GRAY, YCbCr (ITU-R BT.601, studio "
+                   "range, as DALI) or ANY_DATA (the file's own channels)."})
       .arg({.name = "dtype", .type = ArgType::kDType, .default_value = int64_t{0},
-            .doc = "Output element type: UINT8, or UINT16 (16-bit PNGs kept exact)."})
+            .doc = "Output element type: UINT8, UINT16 (16-bit PNGs kept exact) or FLOAT (the "
+                   "8-bit values scaled to 0..1, as DALI)."})
       .arg({.name = "adjust_orientation", .type = ArgType::kBool, .default_value = true,
             .doc = "Rotate and flip as the image's EXIF orientation says."})
+      .arg({.name = "use_fast_idct", .type = ArgType::kBool, .default_value = false,
+            .doc = "JPEGs on the CPU: libjpeg's fast integer IDCT (JDCT_IFAST), quicker and less "
+                   "exact, as DALI's CPU decoder. device='mixed' ignores it, as DALI does."})
       .arg({.name = "max_pixels", .type = ArgType::kInt, .default_value = int64_t{128000000},
             .doc = "stoker: refuse images with more pixels than this (checked from the header, "
                    "before any allocation).", .min = 1})
@@ -304,14 +368,18 @@ void ImageDecoderBase::add_args(OpSchema& schema) {
 void ImageDecoderBase::prepare_mixed() {
   // nvJPEG has no DCT-domain scaling on CUDA cores: the mixed decoders decode at full size.
   if (resize_) resize_->dct_downscale = false;
+  if (converts())
+    spec_.arg_error(ycbcr_ ? "output_type" : "dtype",
+                    std::string("is ") + (ycbcr_ ? "YCbCr" : "FLOAT") + ", which device='mixed' "
+                    "does not produce yet; decode on the CPU (device='cpu'), or decode to uint8 "
+                    "RGB and convert after (fn.color_space_conversion, fn.cast).");
   mixed_backend_ = true;  // no decode_ahead: the GPU decodes
 }
 
 STOKER_REGISTER_OP_NAMED(decoders_image, "decoders.image") {
   schema.doc("Decodes JPEG and PNG images to HWC pixels (libjpeg-turbo, libpng). EXIF orientation "
              "is applied unless adjust_orientation=False.")
-      .inputs(1, 1, {"encoded"}).outputs(1)
-      .legacy_name("ImageDecoder").legacy_name("decoders.Image");
+      .inputs(1, 1, {"encoded"}).outputs(1);
   ImageDecoderBase::add_args(schema);
   schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ImageDecoderBase>(s); })
       STOKER_MIXED_DECODER_BACKEND(ImageDecoderBase);

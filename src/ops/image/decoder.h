@@ -67,6 +67,12 @@ class ImageDecoderBase : public Operator {
     bool failed = false;                      // on_error: the header was bad; output the fallback
     std::shared_ptr<void> ahead;              // decoded at setup (decode_ahead), to copy out
   };
+  // Error `e` of sample i, worded as the executor words errors of a sample, the operator named
+  // once: "fn.decoders.image (train.py:3), sample 0 ('a.jpg'): corrupt JPEG: ...", and for an
+  // error that names the operator already (an argument's) "fn.decoders.image_crop (train.py:3)
+  // [sample 0 ('a.jpg')]: argument 'crop' ...". (It once said "fn.decoders.image_crop (...):
+  // sample 0 ('a.jpg'): fn.decoders.image_crop (...): argument 'crop' ...".)
+  Error sample_error(const Error& e, const Batch& in, size_t i) const;
   // on_error='replace': fills sample i with fallback_value.
   void fill_fallback(Workspace& ws, int64_t i) const;
   SamplePlan plan_sample(Workspace& ws, int64_t i, const uint8_t* data, size_t size);
@@ -78,6 +84,13 @@ class ImageDecoderBase : public Operator {
   void decode_ahead(Workspace& ws, OutputDesc& d);
   Shape fallback_shape() const;
   bool mixed_backend_ = false;  // set by prepare_mixed()
+  // output_type=YCbCr or dtype=FLOAT: the image is decoded as RGB / uint8 into a staging buffer
+  // and converted into the output (convert_decoded).
+  bool converts() const { return ycbcr_ || dtype_ == DType::kFloat32; }
+  void convert_decoded(const uint8_t* src, void* dst, const Shape& s) const;
+  // Decodes sample i (planned in `p`) into dst, of shape s and type dtype_.
+  void decode_into(const SamplePlan& p, const uint8_t* data, size_t size, void* dst, const Shape& s);
+  bool ycbcr_ = false;
 
   codecs::DecodeParams base_;
   DType dtype_;

@@ -135,8 +135,7 @@ STOKER_REGISTER_OP_NAMED(decoders_image_crop, "decoders.image_crop") {
   schema.doc("Decodes images and crops them, decoding only the window (as fn.crop's: crop or "
              "crop_h/crop_w at crop_pos_x/crop_pos_y of the oriented image). Equals "
              "decoders.image followed by crop, faster.")
-      .inputs(1, 1, {"encoded"}).outputs(1)
-      .legacy_name("ImageDecoderCrop").legacy_name("decoders.ImageCrop");
+      .inputs(1, 1, {"encoded"}).outputs(1);
   ImageDecoderBase::add_args(schema);
   geometry::add_crop_args(schema);
   schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ImageCropDecoder>(s); })
@@ -148,7 +147,6 @@ STOKER_REGISTER_OP_NAMED(decoders_image_slice, "decoders.image_slice") {
              "and shape inputs, normalized or absolute, or start/rel_start with end/rel_end/shape/"
              "rel_shape, over the H and W axes of the oriented image).")
       .inputs(1, 3, {"data", "anchor", "shape"}).outputs(1)
-      .legacy_name("ImageDecoderSlice").legacy_name("decoders.ImageSlice")
       .arg({.name = "axes", .type = ArgType::kIntList, .optional = true,
             .doc = "Axes (indices: 0 = H, 1 = W) the slice values refer to, in order. Default "
                    "[1, 0]; axis_names wins when both are given."})
@@ -168,8 +166,7 @@ STOKER_REGISTER_OP_NAMED(decoders_image_random_crop, "decoders.image_random_crop
              "and a JPEG is decoded at 1/2, 1/4 or 1/8 scale (libjpeg DCT scaling) when the "
              "window still has at least `size` pixels at that scale (dct_downscale); this is "
              "decoders.image_random_crop followed by resize, fused and much faster.")
-      .inputs(1, 1, {"encoded"}).outputs(1)
-      .legacy_name("ImageDecoderRandomCrop").legacy_name("decoders.ImageRandomCrop");
+      .inputs(1, 1, {"encoded"}).outputs(1);
   ImageDecoderBase::add_args(schema);
   add_random_crop_args(schema);
   schema.arg({.name = "size", .type = ArgType::kIntList, .optional = true,

@@ -377,9 +377,7 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
           return;
         std::lock_guard<std::mutex> g(mu);
         if (!failed.exchange(true))
-          error = std::make_exception_ptr(e.with_context(
-              "sample " + std::to_string(i) +
-              (in[i].source.empty() ? "" : " ('" + in[i].source + "')")));
+          error = std::make_exception_ptr(sample_error(e, in, static_cast<size_t>(i)));
       } catch (...) {
         std::lock_guard<std::mutex> g(mu);
         if (!failed.exchange(true)) error = std::current_exception();

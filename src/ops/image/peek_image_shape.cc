@@ -66,7 +66,7 @@ STOKER_REGISTER_OP_NAMED(peek_image_shape, "peek_image_shape") {
              "decoded, read from its header only: JPEG, PNG, TIFF, WebP, JPEG 2000, BMP and PNM. "
              "Width and height follow the EXIF orientation unless adjust_orientation=False; the "
              "channels follow image_type as in the decoders.")
-      .inputs(1, 1, {"encoded"}).outputs(1).legacy_name("PeekImageShape")
+      .inputs(1, 1, {"encoded"}).outputs(1)
       .arg({.name = "dtype", .type = ArgType::kDType, .default_value = int64_t{static_cast<int>(DType::kInt64)},
             .doc = "Type of the sizes: INT64 (default), INT32, UINT32, UINT64, FLOAT or FLOAT64."})
       .arg({.name = "image_type", .type = ArgType::kImageType, .default_value = int64_t{0},

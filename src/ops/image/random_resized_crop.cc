@@ -114,7 +114,6 @@ STOKER_REGISTER_OP_NAMED(random_resized_crop, "random_resized_crop") {
              "crop generator does) and resizes it to `size`, in one resampling pass. Sequences "
              "(FHWC) get one window for all their frames.")
       .inputs(1, 1, {"input"}).outputs(1).input_layouts({"HWC", "FHWC"})
-      .legacy_name("RandomResizedCrop")
       .arg({.name = "size", .type = ArgType::kIntList,
             .doc = "Output size (H, W), or one value for both.", .min = 1, .list_min = 1, .list_max = 2});
   add_random_crop_args(schema);

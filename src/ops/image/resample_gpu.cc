@@ -4,6 +4,7 @@
 
 #include "core/cuda/cuda_util.h"
 #include "kernels/cuda/resample_gpu.h"
+#include "ops/image/resize_layout.h"
 #include "pipeline/gpu_batch.h"
 #include "pipeline/gpu_context.h"
 
@@ -21,7 +22,6 @@ void run_resample_gpu(Workspace& ws, const std::vector<OutputDesc>& descs,
                 "resample GPU: unsupported types");
   ws.outputs.assign(1, allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
   Batch& out = ws.outputs[0];
-  const bool frames = in.layout() == "FHWC";
   const size_t in_elem = dtype_size(in.dtype()), out_elem = dtype_size(d.dtype);
   std::vector<kernels::cuda::ResampleJob> jobs;
   auto stream = static_cast<cudaStream_t>(ws.gpu->stream());
@@ -33,9 +33,9 @@ void run_resample_gpu(Workspace& ws, const std::vector<OutputDesc>& descs,
     }
     const Shape& is = in.shape(i);
     const Shape& os = out.shape(i);
-    const int64_t nf = frames ? is[0] : 1;
-    const int64_t ih = is[frames ? 1 : 0], iw = is[frames ? 2 : 1], c = is.back();
-    const int64_t oh = os[frames ? 1 : 0], ow = os[frames ? 2 : 1];
+    // CHW / FCHW / CFHW run plane by plane (c = 1), as on the CPU (resize_layout.h)
+    const ResizePlanes gi = resize_planes(in.layout(), is), go = resize_planes(in.layout(), os);
+    const int64_t nf = gi.planes, ih = gi.h, iw = gi.w, c = gi.c, oh = go.h, ow = go.w;
     if (oh == 0 || ow == 0 || c == 0) continue;
     if (ih == 0 || iw == 0) {  // nothing to sample: zeros
       STOKER_CUDA_CHECK(cudaMemsetAsync(out[i].data, 0, out.sample_bytes(i), stream));

@@ -4,6 +4,7 @@
 #include "ops/image/resample_args.h"
 #include "ops/image/resample_gpu.h"
 #include "ops/image/resize_attr.h"
+#include "ops/image/resize_layout.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -47,10 +48,13 @@ class Resize : public Operator {
   std::vector<OutputDesc> setup(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const std::string& layout = in.layout();
-    bool frames = layout == "FHWC";
-    if (!(layout == "HWC" || frames || (layout.empty() && in.ndim() == 3)))
-      spec_.arg_error("input", "must be images (HWC) or sequences of images (FHWC), got layout '" +
-                                   layout + "' with " + std::to_string(in.ndim()) + " dimensions.");
+    if (layout.find('D') != std::string::npos)
+      spec_.arg_error("input", "has layout '" + layout + "': 3-D (volumetric) resize is not "
+                               "supported yet. Resize HWC, CHW, FHWC, FCHW or CFHW data.");
+    if (!resize_layout_supported(layout, in.ndim()))
+      spec_.arg_error("input", "must be images (HWC or CHW) or sequences of images (FHWC, FCHW or "
+                               "CFHW), got layout '" + layout + "' with " +
+                               std::to_string(in.ndim()) + " dimensions.");
     DType out_t = dtype_ == DType::kNone ? in.dtype() : dtype_;
     if (!supported_dtype(in.dtype()))
       spec_.arg_error("input", std::string("must be uint8, int16, uint16 or float32, got ") + dtype_name(in.dtype()) + ".");
@@ -58,7 +62,8 @@ class Resize : public Operator {
     OutputDesc d{out_t, layout, {}};
     for (size_t i = 0; i < in.size(); ++i) {
       const Shape& s = in.shape(i);
-      int64_t h = s[frames ? 1 : 0], w = s[frames ? 2 : 1];
+      const ResizePlanes g = resize_planes(layout, s);
+      const int64_t h = g.h, w = g.w;
       ResizeArgs a = sample_args(ws, static_cast<int64_t>(i));
       try {
         results_[i] = compute_resize_2d(a, h, w);
@@ -66,8 +71,8 @@ class Resize : public Operator {
         throw e.with_context(spec_.display_name() + ", sample " + std::to_string(i));
       }
       Shape o = s;
-      o[frames ? 1 : 0] = results_[i].out_h;
-      o[frames ? 2 : 1] = results_[i].out_w;
+      o[g.h_axis] = results_[i].out_h;
+      o[g.w_axis] = results_[i].out_w;
       d.shapes.push_back(o);
     }
     return {d};
@@ -78,10 +83,8 @@ class Resize : public Operator {
     Batch& out = ws.output(0);
     const Shape& is = in.shape(i);
     const Shape& os = out.shape(i);
-    bool frames = in.layout() == "FHWC";
-    int64_t nf = frames ? is[0] : 1;
-    int64_t ih = is[frames ? 1 : 0], iw = is[frames ? 2 : 1], c = is.back();
-    int64_t oh = os[frames ? 1 : 0], ow = os[frames ? 2 : 1];
+    const ResizePlanes gi = resize_planes(in.layout(), is), go = resize_planes(in.layout(), os);
+    const int64_t nf = gi.planes, ih = gi.h, iw = gi.w, c = gi.c, oh = go.h, ow = go.w;
     if (oh == 0 || ow == 0 || ih == 0 || iw == 0) return;
     kernels::ResampleParams p = params_;
     const ResizeResult2D& r = results_[i];
@@ -167,10 +170,10 @@ class Resize : public Operator {
 }  // namespace
 
 STOKER_REGISTER_OP_NAMED(resize, "resize") {
-  schema.doc("Resizes images (HWC) and sequences of images (FHWC). The output size follows DALI's "
+  schema.doc("Resizes images (HWC, CHW) and sequences of images (FHWC, FCHW, CFHW). The output size follows DALI's "
              "rules for resize_x / resize_y / size, resize_shorter / resize_longer, mode and "
              "max_size; shrinking is antialiased by default.")
-      .inputs(1, 1, {"input"}).outputs(1).input_layouts({"HWC", "FHWC"}).legacy_name("Resize")
+      .inputs(1, 1, {"input"}).outputs(1).input_layouts({"HWC", "FHWC", "CHW", "FCHW", "CFHW"})
       .arg({.name = "resize_x", .type = ArgType::kFloat, .optional = true,
             .doc = "Output width; 0 or absent: from the other extents (keeping the aspect ratio).", .tensor = true})
       .arg({.name = "resize_y", .type = ArgType::kFloat, .optional = true,

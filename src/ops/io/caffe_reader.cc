@@ -275,7 +275,6 @@ STOKER_REGISTER_OP_NAMED(readers_caffe, "readers.caffe") {
              "bytes, or a raw HWC uint8 array for Datums with encoded=False) and the label "
              "(int32). Needs stoker built with LMDB.")
       .inputs(0, 0).outputs(2, {"images", "labels"})
-      .legacy_name("CaffeReader").legacy_name("readers.Caffe")
       .arg({.name = "path", .type = ArgType::kString, .doc = "The LMDB database (its folder)."})
       .arg({.name = "image_available", .type = ArgType::kBool, .default_value = true,
             .doc = "Whether the records hold images (the first output)."})
@@ -292,7 +291,6 @@ STOKER_REGISTER_OP_NAMED(readers_caffe2, "readers.caffe2") {
              "label_type=4), `additional_inputs` more tensors, and the boxes (if bbox). Needs "
              "stoker built with LMDB.")
       .inputs(0, 0).outputs(2)
-      .legacy_name("Caffe2Reader").legacy_name("readers.Caffe2")
       .arg({.name = "path", .type = ArgType::kString, .doc = "The LMDB database (its folder)."})
       .arg({.name = "image_available", .type = ArgType::kBool, .default_value = true,
             .doc = "Whether the first TensorProto of each record is an image."})

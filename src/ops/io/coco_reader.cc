@@ -217,7 +217,6 @@ STOKER_REGISTER_OP_NAMED(readers_coco, "readers.coco") {
              "(or of `images`); labels are the categories renumbered 1..N in the order the file "
              "lists them, unless avoid_class_remapping.")
       .inputs(0, 0).outputs(3)
-      .legacy_name("COCOReader").legacy_name("readers.COCO")
       .arg({.name = "file_root", .type = ArgType::kString, .optional = true,
             .doc = "The folder the file names in the annotations are relative to (required)."})
       .arg({.name = "annotations_file", .type = ArgType::kString, .default_value = std::string(""),

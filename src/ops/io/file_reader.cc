@@ -105,7 +105,6 @@ STOKER_REGISTER_OP_NAMED(readers_file, "readers.file") {
              "class (labels are the folders' indices in sorted order), from file_list (lines of "
              "'path label'), or from files (and labels).")
       .inputs(0, 0).outputs(2, {"data", "labels"})
-      .legacy_name("FileReader").legacy_name("readers.File")
       .arg({.name = "file_root", .type = ArgType::kString, .optional = true,
             .doc = "Folder with one sub-folder per class, or the base of relative paths in file_list/files."})
       .arg({.name = "file_list", .type = ArgType::kString, .optional = true,

@@ -89,7 +89,6 @@ STOKER_REGISTER_OP_NAMED(readers_mxnet, "readers.mxnet") {
              "header). Multi-part records are joined. A corrupt record raises an error naming "
              "the file and the offset.")
       .inputs(0, 0).outputs(2, {"data", "labels"})
-      .legacy_name("MXNetReader").legacy_name("readers.MXNet")
       .arg({.name = "path", .type = ArgType::kStringList,
             .doc = "RecordIO (.rec) files to read.", .list_min = 1})
       .arg({.name = "index_path", .type = ArgType::kStringList, .optional = true,

@@ -289,7 +289,6 @@ STOKER_REGISTER_OP_NAMED(readers_numpy, "readers.numpy") {
              "(roi_start/roi_end/roi_shape, absolute or rel_* relative, on roi_axes) only that "
              "region is read from the file.")
       .inputs(0, 0).outputs(1, {"data"})
-      .legacy_name("NumpyReader").legacy_name("readers.Numpy")
       .arg({.name = "file_root", .type = ArgType::kString, .optional = true,
             .doc = "Folder to read (with file_filter), or the base of relative paths in files/file_list."})
       .arg({.name = "file_filter", .type = ArgType::kString, .default_value = std::string("*.npy"),

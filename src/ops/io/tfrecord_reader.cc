@@ -140,7 +140,6 @@ STOKER_REGISTER_OP_NAMED(readers_tfrecord, "readers.tfrecord") {
              "its shape filled with it; VarLenFeature: one element). Each record's length and "
              "data CRCs are checked; a corrupt record raises an error naming the file and offset.")
       .inputs(0, 0).outputs(1)
-      .legacy_name("TFRecordReader").legacy_name("readers.TFRecord")
       .arg({.name = "path", .type = ArgType::kStringList,
             .doc = "TFRecord files to read (a string or a list).", .list_min = 1})
       .arg({.name = "index_path", .type = ArgType::kStringList, .optional = true,

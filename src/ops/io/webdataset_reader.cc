@@ -202,7 +202,6 @@ STOKER_REGISTER_OP_NAMED(readers_webdataset, "readers.webdataset") {
              "compressed), as in DALI; a truncated or corrupt archive raises an error naming "
              "the file and the offset.")
       .inputs(0, 0).outputs(1)
-      .legacy_name("readers.Webdataset")
       .arg({.name = "paths", .type = ArgType::kStringList,
             .doc = "The tar archives (a string or a list).", .list_min = 1})
       .arg({.name = "index_paths", .type = ArgType::kStringList, .optional = true,

@@ -1,7 +1,11 @@
-// Element-wise arithmetic and comparisons behind the Python operators on pipeline nodes
-// (`images * 2 + 1`, `labels == 3`), with DALI's type promotion and NumPy broadcasting.
+// Element-wise arithmetic, comparisons and math functions behind the Python operators on
+// pipeline nodes (`images * 2 + 1`, `labels == 3`) and stoker.math (sqrt, clamp, atan2, ...),
+// with DALI's type promotion and NumPy broadcasting. One to three operands, each a batch or a
+// scalar constant.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "core/convert.h"
 #include "pipeline/operator.h"
@@ -9,22 +13,41 @@
 namespace stoker {
 namespace {
 
-enum class Op { kAdd, kSub, kMul, kDiv, kFloorDiv, kMod, kMin, kMax, kPow,
-                kEq, kNe, kLt, kLe, kGt, kGe, kAnd, kOr, kXor, kNeg, kAbs };
+enum class Op { kAdd, kSub, kMul, kDiv, kFloorDiv, kMod, kMin, kMax, kPow, kFPow, kAtan2, kClamp,
+                kEq, kNe, kLt, kLe, kGt, kGe, kAnd, kOr, kXor, kNeg, kAbs,
+                kSqrt, kRsqrt, kCbrt, kExp, kLog, kLog2, kLog10, kFabs, kFloor, kCeil,
+                kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kTanh, kAsinh, kAcosh, kAtanh };
 
-struct OpInfo { const char* name; Op op; int arity; bool compare; bool bitwise; };
+// kFloat: computed in floating point; integer and boolean operands give float32, as in DALI.
+enum class Kind { kArith, kCompare, kBitwise, kFloat };
+
+// bool_ok: the operation takes operands that are all booleans (DALI refuses the others, which
+// would give a boolean result of no clear meaning: True + True).
+struct OpInfo { const char* name; Op op; int arity; Kind kind; bool bool_ok; };
 const OpInfo kOps[] = {
-    {"add", Op::kAdd, 2, false, false}, {"sub", Op::kSub, 2, false, false},
-    {"mul", Op::kMul, 2, false, false}, {"div", Op::kDiv, 2, false, false},
-    {"floordiv", Op::kFloorDiv, 2, false, false}, {"mod", Op::kMod, 2, false, false},
-    {"min", Op::kMin, 2, false, false}, {"max", Op::kMax, 2, false, false},
-    {"pow", Op::kPow, 2, false, false},
-    {"eq", Op::kEq, 2, true, false}, {"ne", Op::kNe, 2, true, false},
-    {"lt", Op::kLt, 2, true, false}, {"le", Op::kLe, 2, true, false},
-    {"gt", Op::kGt, 2, true, false}, {"ge", Op::kGe, 2, true, false},
-    {"bitand", Op::kAnd, 2, false, true}, {"bitor", Op::kOr, 2, false, true},
-    {"bitxor", Op::kXor, 2, false, true}, {"neg", Op::kNeg, 1, false, false},
-    {"abs", Op::kAbs, 1, false, false},
+    {"add", Op::kAdd, 2, Kind::kArith, false}, {"sub", Op::kSub, 2, Kind::kArith, false},
+    {"mul", Op::kMul, 2, Kind::kArith, true}, {"div", Op::kDiv, 2, Kind::kFloat, false},
+    {"floordiv", Op::kFloorDiv, 2, Kind::kArith, false}, {"mod", Op::kMod, 2, Kind::kArith, false},
+    {"min", Op::kMin, 2, Kind::kArith, false}, {"max", Op::kMax, 2, Kind::kArith, false},
+    {"pow", Op::kPow, 2, Kind::kArith, false}, {"fpow", Op::kFPow, 2, Kind::kFloat, false},
+    {"atan2", Op::kAtan2, 2, Kind::kFloat, false}, {"clamp", Op::kClamp, 3, Kind::kArith, false},
+    {"eq", Op::kEq, 2, Kind::kCompare, true}, {"ne", Op::kNe, 2, Kind::kCompare, true},
+    {"lt", Op::kLt, 2, Kind::kCompare, true}, {"le", Op::kLe, 2, Kind::kCompare, true},
+    {"gt", Op::kGt, 2, Kind::kCompare, true}, {"ge", Op::kGe, 2, Kind::kCompare, true},
+    {"bitand", Op::kAnd, 2, Kind::kBitwise, true}, {"bitor", Op::kOr, 2, Kind::kBitwise, true},
+    {"bitxor", Op::kXor, 2, Kind::kBitwise, true}, {"neg", Op::kNeg, 1, Kind::kArith, false},
+    {"abs", Op::kAbs, 1, Kind::kArith, false},
+    {"sqrt", Op::kSqrt, 1, Kind::kFloat, false}, {"rsqrt", Op::kRsqrt, 1, Kind::kFloat, false},
+    {"cbrt", Op::kCbrt, 1, Kind::kFloat, false}, {"exp", Op::kExp, 1, Kind::kFloat, false},
+    {"log", Op::kLog, 1, Kind::kFloat, false}, {"log2", Op::kLog2, 1, Kind::kFloat, false},
+    {"log10", Op::kLog10, 1, Kind::kFloat, false}, {"fabs", Op::kFabs, 1, Kind::kFloat, false},
+    {"floor", Op::kFloor, 1, Kind::kFloat, false}, {"ceil", Op::kCeil, 1, Kind::kFloat, false},
+    {"sin", Op::kSin, 1, Kind::kFloat, false}, {"cos", Op::kCos, 1, Kind::kFloat, false},
+    {"tan", Op::kTan, 1, Kind::kFloat, false}, {"asin", Op::kAsin, 1, Kind::kFloat, false},
+    {"acos", Op::kAcos, 1, Kind::kFloat, false}, {"atan", Op::kAtan, 1, Kind::kFloat, false},
+    {"sinh", Op::kSinh, 1, Kind::kFloat, false}, {"cosh", Op::kCosh, 1, Kind::kFloat, false},
+    {"tanh", Op::kTanh, 1, Kind::kFloat, false}, {"asinh", Op::kAsinh, 1, Kind::kFloat, false},
+    {"acosh", Op::kAcosh, 1, Kind::kFloat, false}, {"atanh", Op::kAtanh, 1, Kind::kFloat, false},
 };
 
 int bits(DType t) { return static_cast<int>(dtype_size(t) * 8); }
@@ -59,62 +82,99 @@ DType promote_types(DType a, DType b) {
 
 namespace {
 
+// -a with two's complement wrap-around (the most negative value stays itself), without the
+// undefined behaviour of negating it in signed arithmetic.
 template <typename T>
-T apply(Op op, T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) {
+T wrap_neg(T a) {
+  if constexpr (std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(U{0} - static_cast<U>(a)));
+  } else {
+    return static_cast<T>(T{0} - a);
+  }
+}
+
+template <typename T>
+T apply_unary(Op op, T a) {
+  if constexpr (std::is_same_v<T, float16>) {
+    return T(apply_unary<float>(op, static_cast<float>(a)));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return a;  // unreachable: unary operations refuse booleans
+  } else if constexpr (std::is_integral_v<T>) {
     switch (op) {
-      case Op::kAdd: case Op::kOr: case Op::kMax: return a || b;
-      case Op::kMul: case Op::kAnd: case Op::kMin: return a && b;
-      case Op::kSub: case Op::kXor: return a != b;
+      case Op::kNeg: return wrap_neg(a);
+      case Op::kAbs: if constexpr (std::is_signed_v<T>) return a < 0 ? wrap_neg(a) : a; else return a;
+      default: return a;  // unreachable: float functions compute in floating point
+    }
+  } else {
+    switch (op) {
+      case Op::kNeg: return -a;
+      case Op::kAbs: return a < 0 ? -a : a;  // DALI's: abs(-0.0) stays -0.0
+      case Op::kFabs: return std::fabs(a);
+      case Op::kSqrt: return std::sqrt(a);
+      case Op::kRsqrt: return T(1) / std::sqrt(a);
+      case Op::kCbrt: return std::cbrt(a);
+      case Op::kExp: return std::exp(a);
+      case Op::kLog: return std::log(a);
+      case Op::kLog2: return std::log2(a);
+      case Op::kLog10: return std::log10(a);
+      case Op::kFloor: return std::floor(a);
+      case Op::kCeil: return std::ceil(a);
+      case Op::kSin: return std::sin(a);
+      case Op::kCos: return std::cos(a);
+      case Op::kTan: return std::tan(a);
+      case Op::kAsin: return std::asin(a);
+      case Op::kAcos: return std::acos(a);
+      case Op::kAtan: return std::atan(a);
+      case Op::kSinh: return std::sinh(a);
+      case Op::kCosh: return std::cosh(a);
+      case Op::kTanh: return std::tanh(a);
+      case Op::kAsinh: return std::asinh(a);
+      case Op::kAcosh: return std::acosh(a);
+      case Op::kAtanh: return std::atanh(a);
       default: return a;
     }
+  }
+}
+
+// Integer `//` and `%` are C's (truncating toward zero; the remainder has the dividend's sign),
+// as in DALI; a zero divisor is refused before this is called.
+template <typename T>
+T apply_binary(Op op, T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    switch (op) {
+      case Op::kOr: return a || b;
+      case Op::kXor: return a != b;
+      default: return a && b;  // kMul, kAnd (the only others that take two booleans)
+    }
   } else if constexpr (std::is_same_v<T, float16>) {
-    return T(apply<float>(op, static_cast<float>(a), static_cast<float>(b)));
+    return T(apply_binary<float>(op, static_cast<float>(a), static_cast<float>(b)));
   } else {
     switch (op) {
       case Op::kAdd: return static_cast<T>(a + b);
       case Op::kSub: return static_cast<T>(a - b);
       case Op::kMul: return static_cast<T>(a * b);
-      case Op::kDiv:
-        if constexpr (std::is_integral_v<T>) {
-          if (b == 0) return 0;
-          if constexpr (std::is_signed_v<T>) if (b == -1) return static_cast<T>(0 - a);
-          return static_cast<T>(a / b);
-        } else {
-          return a / b;
-        }
+      case Op::kDiv: return static_cast<T>(a / b);  // floating point only (Kind::kFloat)
       case Op::kFloorDiv:
         if constexpr (std::is_integral_v<T>) {
-          if (b == 0) return 0;
-          if constexpr (std::is_signed_v<T>) {
-            if (b == -1) return static_cast<T>(0 - a);
-            T q = static_cast<T>(a / b);
-            if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-            return q;
-          }
+          if constexpr (std::is_signed_v<T>) if (b == -1) return wrap_neg(a);
           return static_cast<T>(a / b);
         } else {
-          return std::floor(a / b);
+          return a / b;  // DALI's `//` on floats divides without rounding
         }
       case Op::kMod:
         if constexpr (std::is_integral_v<T>) {
-          if (b == 0) return 0;
-          if constexpr (std::is_signed_v<T>) {
-            if (b == -1) return 0;
-            T r = static_cast<T>(a % b);
-            if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
-            return r;
-          }
+          if constexpr (std::is_signed_v<T>) if (b == -1) return 0;
           return static_cast<T>(a % b);
         } else {
-          T r = std::fmod(a, b);
-          if (r != 0 && ((r < 0) != (b < 0))) r += b;
-          return r;
+          return std::fmod(a, b);
         }
+      // NaN: min(a, b) and max(a, b) give b, clamp gives the value, as DALI's do.
       case Op::kMin: return a < b ? a : b;
-      case Op::kMax: return a < b ? b : a;
+      case Op::kMax: return a > b ? a : b;
       case Op::kPow:
         if constexpr (std::is_integral_v<T>) {
+          // A negative exponent truncates 1 / a^-b toward zero (DALI gives 0 even for 1 and -1).
           if constexpr (std::is_signed_v<T>) if (b < 0) return a == 1 ? 1 : (a == -1 ? (b % 2 ? -1 : 1) : 0);
           T r = 1, base = a;
           for (auto e = b; e > 0; e >>= 1) {
@@ -125,13 +185,22 @@ T apply(Op op, T a, T b) {
         } else {
           return static_cast<T>(std::pow(a, b));
         }
+      case Op::kFPow: return static_cast<T>(std::pow(a, b));
+      case Op::kAtan2: return static_cast<T>(std::atan2(a, b));
       case Op::kAnd: if constexpr (std::is_integral_v<T>) return a & b; else return a;
       case Op::kOr: if constexpr (std::is_integral_v<T>) return a | b; else return a;
       case Op::kXor: if constexpr (std::is_integral_v<T>) return a ^ b; else return a;
-      case Op::kNeg: return static_cast<T>(-a);
-      case Op::kAbs: if constexpr (std::is_signed_v<T>) return a < 0 ? static_cast<T>(-a) : a; else return a;
       default: return a;
     }
+  }
+}
+
+template <typename T>
+T apply_clamp(T v, T lo, T hi) {
+  if constexpr (std::is_same_v<T, float16>) {
+    return T(apply_clamp<float>(static_cast<float>(v), static_cast<float>(lo), static_cast<float>(hi)));
+  } else {
+    return std::min(std::max(v, lo), hi);  // lo > hi gives hi, as in DALI
   }
 }
 
@@ -147,12 +216,21 @@ bool compare(Op op, T a, T b) {
   }
 }
 
-// One operand: a batch input or the constant.
+// One operand: a batch input or a scalar constant.
 struct Operand {
   const Batch* batch = nullptr;
   double constant = 0;
   DType dtype = DType::kNone;
 };
+
+std::string index_string(int64_t flat, const Shape& shape) {
+  Shape idx(shape.size());
+  for (int k = static_cast<int>(shape.size()) - 1; k >= 0; --k) {
+    idx[k] = shape[k] ? flat % shape[k] : 0;
+    flat = shape[k] ? flat / shape[k] : 0;
+  }
+  return to_string(idx);
+}
 
 class Arithmetic : public Operator {
  public:
@@ -161,32 +239,58 @@ class Arithmetic : public Operator {
     for (const OpInfo& o : kOps)
       if (name == o.name) info_ = &o;
     if (!info_) spec.arg_error("op", "names no arithmetic operation: '" + name + "'.");
-    has_constant_ = spec.has("constant");
-    if (has_constant_) {
-      constant_ = spec.get<double>("constant");
-      constant_dtype_ = static_cast<DType>(spec.get<int64_t>("constant_dtype"));
-      constant_left_ = spec.get<bool>("constant_left");
+    if (spec.has("constants")) {
+      constants_ = spec.get<std::vector<double>>("constants");
+      std::vector<int64_t> dt = spec.get<std::vector<int64_t>>("constant_dtypes");
+      positions_ = spec.get<std::vector<int64_t>>("constant_positions");
+      if (dt.size() != constants_.size() || positions_.size() != constants_.size())
+        spec.arg_error("constants", "needs one constant_dtypes and one constant_positions entry per "
+                                    "constant, got " + std::to_string(constants_.size()) + ", " +
+                                    std::to_string(dt.size()) + " and " +
+                                    std::to_string(positions_.size()) + ".");
+      for (int64_t d : dt) constant_dtypes_.push_back(static_cast<DType>(d));
     }
-    int given = spec.num_inputs + (has_constant_ ? 1 : 0);
+    int given = spec.num_inputs + static_cast<int>(constants_.size());
     if (given != info_->arity)
       spec.arg_error("op", std::string("'") + info_->name + "' takes " + std::to_string(info_->arity) +
                                " operands, got " + std::to_string(given) + ".");
+    for (int64_t p : positions_)
+      if (p < 0 || p >= info_->arity)
+        spec.arg_error("constant_positions", "must be operand positions from 0 to " +
+                                                 std::to_string(info_->arity - 1) + ", got " +
+                                                 std::to_string(p) + ".");
   }
 
   std::vector<OutputDesc> setup(Workspace& ws) override {
     ops_.clear();
-    for (size_t k = 0; k < ws.inputs.size(); ++k) ops_.push_back({ws.inputs[k], 0, ws.inputs[k]->dtype()});
-    if (has_constant_) {
-      Operand c{nullptr, constant_, constant_dtype_};
-      if (constant_left_) ops_.insert(ops_.begin(), c); else ops_.push_back(c);
+    size_t next_input = 0;
+    for (int pos = 0; pos < info_->arity; ++pos) {
+      auto c = std::find(positions_.begin(), positions_.end(), pos);
+      if (c != positions_.end()) {
+        size_t k = static_cast<size_t>(c - positions_.begin());
+        ops_.push_back({nullptr, constants_[k], constant_dtypes_[k]});
+      } else {
+        const Batch* b = ws.inputs[next_input++];
+        ops_.push_back({b, 0, b->dtype()});
+      }
     }
+    bool all_bool = true;
     compute_ = ops_[0].dtype;
-    for (size_t k = 1; k < ops_.size(); ++k) compute_ = promote_types(compute_, ops_[k].dtype);
-    if ((info_->op == Op::kDiv) && !is_float(compute_)) compute_ = DType::kFloat32;
-    if (info_->bitwise && is_float(compute_))
-      spec_.arg_error("op", std::string("'") + info_->name + "' needs integer or boolean operands, got " +
-                                dtype_name(compute_) + ".");
-    out_dtype_ = info_->compare ? DType::kBool : compute_;
+    for (const Operand& o : ops_) {
+      compute_ = promote_types(compute_, o.dtype);
+      all_bool = all_bool && o.dtype == DType::kBool;
+    }
+    if (all_bool && !info_->bool_ok)
+      fail(ErrorKind::kTypeMismatch,
+           spec_.display_name() + ": " +
+               (info_->arity == 1 ? "the operand is boolean" : "all operands are boolean") +
+               ", and this operation takes numbers (only *, &, |, ^ and comparisons take booleans "
+               "alone). Cast first, e.g. fn.cast(x, dtype=types.INT32).");
+    if (info_->kind == Kind::kFloat && !is_float(compute_)) compute_ = DType::kFloat32;
+    if (info_->kind == Kind::kBitwise && is_float(compute_))
+      fail(ErrorKind::kTypeMismatch, spec_.display_name() + ": needs integer or boolean operands, got " +
+                                         dtype_name(compute_) + ".");
+    out_dtype_ = info_->kind == Kind::kCompare ? DType::kBool : compute_;
 
     const Batch& first = ws.input(0);
     OutputDesc d;
@@ -198,8 +302,9 @@ class Arithmetic : public Operator {
       for (const Operand& o : ops_) {
         if (!o.batch) continue;
         if (o.batch->size() != first.size())
-          spec_.arg_error("op", "operands have different batch sizes: " + std::to_string(first.size()) +
-                                    " and " + std::to_string(o.batch->size()) + ".");
+          fail(ErrorKind::kInvalidArgument,
+               spec_.display_name() + ": operands have different batch sizes: " +
+                   std::to_string(first.size()) + " and " + std::to_string(o.batch->size()) + ".");
         s = broadcast(s, o.batch->shape(i), i);
         if (o.batch->shape(i).size() >= s.size() && layout.empty()) layout = o.batch->layout();
       }
@@ -219,28 +324,46 @@ class Arithmetic : public Operator {
       std::vector<std::vector<C>> vals(ops_.size());
       for (size_t k = 0; k < ops_.size(); ++k) vals[k] = load<C>(ops_[k], i, oshape);
       auto at = [&](size_t k, int64_t j) { return vals[k].size() == 1 ? vals[k][0] : vals[k][j]; };
-      if (info_->compare) {
+      if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
+        if (info_->op == Op::kFloorDiv || info_->op == Op::kMod) {
+          for (int64_t j = 0; j < n; ++j)
+            if (at(1, j) == 0) zero_divisor(j, oshape);
+        }
+      }
+      if (info_->kind == Kind::kCompare) {
         bool* dst = out.data<bool>(i);
         for (int64_t j = 0; j < n; ++j) dst[j] = compare<C>(info_->op, at(0, j), at(1, j));
-      } else if (info_->arity == 1) {
-        C* dst = out.data<C>(i);
-        for (int64_t j = 0; j < n; ++j) dst[j] = apply<C>(info_->op, at(0, j), C{});
+        return;
+      }
+      C* dst = out.data<C>(i);
+      if (info_->arity == 1) {
+        for (int64_t j = 0; j < n; ++j) dst[j] = apply_unary<C>(info_->op, at(0, j));
+      } else if (info_->arity == 2) {
+        for (int64_t j = 0; j < n; ++j) dst[j] = apply_binary<C>(info_->op, at(0, j), at(1, j));
       } else {
-        C* dst = out.data<C>(i);
-        for (int64_t j = 0; j < n; ++j) dst[j] = apply<C>(info_->op, at(0, j), at(1, j));
+        for (int64_t j = 0; j < n; ++j) dst[j] = apply_clamp<C>(at(0, j), at(1, j), at(2, j));
       }
     });
   }
 
  private:
+  [[noreturn]] void zero_divisor(int64_t j, const Shape& oshape) const {
+    std::string where = oshape.empty() ? "" : " at index " + index_string(j, oshape) + " of the result";
+    fail(ErrorKind::kInvalidArgument,
+         spec_.display_name() + ": integer division by zero: the divisor is 0" + where + " (" +
+             dtype_name(compute_) + " operands). Integer // and % have no value there: keep the "
+             "divisor nonzero (e.g. math.max(d, 1)), or divide floats (x / d gives inf).");
+  }
+
   Shape broadcast(const Shape& a, const Shape& b, int64_t sample) const {
     Shape r(std::max(a.size(), b.size()));
     for (size_t k = 0; k < r.size(); ++k) {
       int64_t da = k < r.size() - a.size() ? 1 : a[k - (r.size() - a.size())];
       int64_t db = k < r.size() - b.size() ? 1 : b[k - (r.size() - b.size())];
       if (da != db && da != 1 && db != 1)
-        spec_.arg_error("op", "cannot broadcast the operands of sample " + std::to_string(sample) +
-                                  ": shapes " + to_string(a) + " and " + to_string(b) + ".");
+        fail(ErrorKind::kInvalidArgument,
+             spec_.display_name() + ": cannot broadcast the operands of sample " +
+                 std::to_string(sample) + ": shapes " + to_string(a) + " and " + to_string(b) + ".");
       r[k] = da == 1 ? db : da;
     }
     return r;
@@ -290,9 +413,9 @@ class Arithmetic : public Operator {
   }
 
   const OpInfo* info_ = nullptr;
-  bool has_constant_ = false, constant_left_ = false;
-  double constant_ = 0;
-  DType constant_dtype_ = DType::kInt32;
+  std::vector<double> constants_;
+  std::vector<DType> constant_dtypes_;
+  std::vector<int64_t> positions_;
   std::vector<Operand> ops_;
   DType compute_ = DType::kNone, out_dtype_ = DType::kNone;
 };
@@ -302,17 +425,20 @@ class Arithmetic : public Operator {
 STOKER_REGISTER_OP_NAMED(arithmetic, "arithmetic_generic") {
   std::vector<std::string> names;
   for (const OpInfo& o : kOps) names.push_back(o.name);
-  schema.doc("Element-wise arithmetic on one or two tensors and an optional constant; what the "
-             "Python operators on pipeline nodes (+, -, *, /, //, %, **, ==, <, &, ...) build.")
-      .inputs(1, 2, {"left", "right"}).outputs(1)
+  schema.doc("Element-wise arithmetic on one to three operands, tensors or scalar constants; what "
+             "the Python operators on pipeline nodes (+, -, *, /, //, %, **, ==, <, &, ...) and "
+             "the stoker.math functions build.")
+      .inputs(1, 3, {"input0", "input1", "input2"}).outputs(1)
       .arg({.name = "op", .type = ArgType::kString, .doc = "The operation.", .choices = names})
-      .arg({.name = "constant", .type = ArgType::kFloat, .optional = true,
-            .doc = "A scalar constant operand."})
-      .arg({.name = "constant_dtype", .type = ArgType::kDType,
-            .default_value = int64_t{static_cast<int>(DType::kInt32)},
-            .doc = "The constant's type (Python int: int32, float: float32, as in DALI)."})
-      .arg({.name = "constant_left", .type = ArgType::kBool, .default_value = false,
-            .doc = "The constant is the left operand."})
+      .arg({.name = "constants", .type = ArgType::kFloatList, .optional = true,
+            .doc = "The scalar constant operands."})
+      .arg({.name = "constant_dtypes", .type = ArgType::kIntList, .optional = true,
+            .doc = "Each constant's type, as a DType code (Python int: int32, float: float32, "
+                   "as in DALI)."})
+      .arg({.name = "constant_positions", .type = ArgType::kIntList, .optional = true,
+            .doc = "Each constant's position among the operands (0: the left one)."})
+      .arg({.name = "_display_name", .type = ArgType::kString, .optional = true,
+            .doc = "How messages name the operation (\"operator //\", \"math.sqrt\")."})
       .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Arithmetic>(s); });
 }
 

@@ -1,6 +1,7 @@
 // random.uniform, random.coin_flip, random.normal: per-sample random values drawn from the
 // counter-based stream of (seed, operator instance, iteration, sample).
 #include "core/convert.h"
+#include "ops/random/random_common.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -13,22 +14,17 @@ class RandomOp : public Operator {
   RandomOp(const OpSpec& spec, Dist dist, DType default_dtype) : Operator(spec), dist_(dist) {
     dtype_ = spec.has("dtype") ? static_cast<DType>(spec.get<int64_t>("dtype")) : default_dtype;
     if (spec.has("shape")) {
-      shape_ = spec.get<std::vector<int64_t>>("shape");
-      for (int64_t d : shape_)
-        if (d < 0) spec.arg_error("shape", "must not have negative extents, got " + to_string(shape_) + ".");
+      Shape shape = spec.get<std::vector<int64_t>>("shape");
+      for (int64_t d : shape)
+        if (d < 0) spec.arg_error("shape", "must not have negative extents, got " + to_string(shape) + ".");
     }
-    if (dist_ == Dist::kUniform && spec.has("values")) {
-      values_ = spec.get<std::vector<double>>("values");
-      if (values_.empty()) spec.arg_error("values", "must not be empty.");
-    }
+    if (dist_ == Dist::kUniform && spec.has("values") &&
+        spec.get<std::vector<double>>("values").empty())
+      spec.arg_error("values", "must not be empty.");
   }
 
   std::vector<OutputDesc> setup(Workspace& ws) override {
-    int64_t n = ws.inputs.empty() ? ws.batch_size : static_cast<int64_t>(ws.input(0).size());
-    OutputDesc d;
-    d.dtype = dtype_;
-    for (int64_t i = 0; i < n; ++i) d.shapes.push_back(ws.inputs.empty() ? shape_ : ws.input(0).shape(i));
-    return {d};
+    return {random_output_desc(ws, spec_, dtype_)};
   }
 
   void run_sample(Workspace& ws, int64_t i, int) override {
@@ -40,9 +36,13 @@ class RandomOp : public Operator {
       T* dst = out.data<T>(i);
       switch (dist_) {
         case Dist::kUniform: {
-          if (!values_.empty()) {
+          if (ws.has_arg("values")) {
+            std::vector<double> values = ws.list_arg("values", i);
+            if (values.empty())
+              spec_.arg_error("values", "must not be empty, got no values for sample " +
+                                            std::to_string(i) + ".");
             for (int64_t k = 0; k < n; ++k)
-              dst[k] = convert_sat<T>(values_[rng.below(static_cast<uint32_t>(values_.size()))]);
+              dst[k] = convert_sat<T>(values[rng.below(static_cast<uint32_t>(values.size()))]);
             break;
           }
           std::vector<double> range = ws.list_arg("range", i, {-1.0, 1.0});
@@ -77,18 +77,11 @@ class RandomOp : public Operator {
  private:
   Dist dist_;
   DType dtype_;
-  Shape shape_;
-  std::vector<double> values_;
 };
 
 void common_random_args(OpSchema& s) {
   s.inputs(0, 1, {"shape_like"}).outputs(1).random();
-  s.arg({.name = "shape", .type = ArgType::kIntList, .optional = true,
-         .doc = "Shape of each sample. Without it (and without an input), each sample is one value."});
-  s.arg({.name = "dtype", .type = ArgType::kDType, .optional = true,
-         .doc = "Output data type; values are rounded and clamped to it."});
-  s.arg({.name = "seed", .type = ArgType::kInt, .default_value = int64_t{-1},
-         .doc = "Random seed; -1 takes it from the pipeline's seed and this operator's place in the graph."});
+  random_common_args(s);
 }
 
 }  // namespace
@@ -96,12 +89,12 @@ void common_random_args(OpSchema& s) {
 STOKER_REGISTER_OP_NAMED(random_uniform, "random.uniform") {
   common_random_args(schema);
   schema.doc("Uniformly distributed random numbers in [range[0], range[1]), or picks from `values`.")
-      .legacy_name("Uniform").legacy_name("random.Uniform")
       .arg({.name = "range", .type = ArgType::kFloatList, .default_value = std::vector<double>{-1.0, 1.0},
             .doc = "The interval [lo, hi) the numbers are drawn from.", .tensor = true,
             .list_min = 2, .list_max = 2})
       .arg({.name = "values", .type = ArgType::kFloatList, .optional = true,
-            .doc = "A discrete set of values to pick from with equal probability (instead of range)."})
+            .doc = "A discrete set of values to pick from with equal probability (instead of range).",
+            .tensor = true})
       .backend(Backend::kCPU, [](const OpSpec& s) {
         return std::make_unique<RandomOp>(s, Dist::kUniform, DType::kFloat32);
       });
@@ -110,7 +103,6 @@ STOKER_REGISTER_OP_NAMED(random_uniform, "random.uniform") {
 STOKER_REGISTER_OP_NAMED(random_coin_flip, "random.coin_flip") {
   common_random_args(schema);
   schema.doc("Random 0/1 values: 1 with the given probability (Bernoulli).")
-      .legacy_name("CoinFlip").legacy_name("random.CoinFlip")
       .arg({.name = "probability", .type = ArgType::kFloat, .default_value = 0.5,
             .doc = "Probability of 1.", .tensor = true, .min = 0.0, .max = 1.0})
       .backend(Backend::kCPU, [](const OpSpec& s) {
@@ -121,7 +113,6 @@ STOKER_REGISTER_OP_NAMED(random_coin_flip, "random.coin_flip") {
 STOKER_REGISTER_OP_NAMED(random_normal, "random.normal") {
   common_random_args(schema);
   schema.doc("Normally distributed random numbers.")
-      .legacy_name("NormalDistribution").legacy_name("random.Normal")
       .arg({.name = "mean", .type = ArgType::kFloat, .default_value = 0.0, .doc = "Mean.", .tensor = true})
       .arg({.name = "stddev", .type = ArgType::kFloat, .default_value = 1.0,
             .doc = "Standard deviation.", .tensor = true, .min = 0.0})

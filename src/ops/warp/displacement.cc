@@ -121,7 +121,6 @@ STOKER_REGISTER_OP_NAMED(water, "water") {
   schema.doc("Performs a water augmentation, which makes the image appear to be underwater. Output "
              "pixel (x, y) reads the source at (x + ampl_x sin(freq_x y + phase_x), y + ampl_y "
              "cos(freq_y x + phase_y)), with x, y the pixel's indices, as DALI does.")
-      .legacy_name("Water")
       .arg({.name = "ampl_x", .type = ArgType::kFloat, .default_value = 10.0,
             .doc = "Amplitude of the wave in the x direction."})
       .arg({.name = "ampl_y", .type = ArgType::kFloat, .default_value = 10.0,
@@ -145,7 +144,6 @@ STOKER_REGISTER_OP_NAMED(sphere, "sphere") {
   schema.doc("Performs a sphere augmentation, which makes the image appear to be on a sphere: the "
              "point p from the centre (pixel centres at +0.5) reads the source at centre + p |p| / d, "
              "d = int(max(height, width) / 2), as DALI does.")
-      .legacy_name("Sphere")
       .backend(Backend::kCPU, [](const OpSpec& s) {
         return std::make_unique<DisplacementOp>(s, Displacement::kSphere);
       })

@@ -170,7 +170,6 @@ STOKER_REGISTER_OP_NAMED(gaussian_blur, "gaussian_blur") {
              "per axis, outermost first (F and C are not data axes).")
       .inputs(1, 1, {"input"}).outputs(1)
       .input_layouts({"HW", "HWC", "CHW", "FHWC", "DHWC", "FDHWC"})
-      .legacy_name("GaussianBlur")
       .arg({.name = "sigma", .type = ArgType::kFloatList, .default_value = std::vector<double>{0.0},
             .doc = "Sigma of the Gaussian kernel, per data axis or one for all.", .tensor = true,
             .list_min = 1, .list_max = 3})

@@ -39,9 +39,9 @@ class JpegCompressionDistortion : public Operator {
     const Batch& in = ws.input(0);
     Batch& out = ws.output(0);
     warp_ops::ImageDims d = warp_ops::image_dims(in.shape(i));
-    double q = ws.scalar_arg("quality", i, 95);
+    double q = ws.scalar_arg("quality", i, 50);
     // As DALI: values outside 1..100 are clamped.
-    int quality = std::isnan(q) ? 95 : static_cast<int>(std::clamp(std::round(q), 1.0, 100.0));
+    int quality = std::isnan(q) ? 50 : static_cast<int>(std::clamp(std::round(q), 1.0, 100.0));
     const uint8_t* src = in.data<uint8_t>(i);
     uint8_t* dst = out.data<uint8_t>(i);
     for (int64_t f = 0; f < d.frames; ++f) {
@@ -59,8 +59,7 @@ STOKER_REGISTER_OP_NAMED(jpeg_compression_distortion, "jpeg_compression_distorti
              "encoded as a JPEG with libjpeg at the given quality (4:2:0 chroma) and decoded back. "
              "Sequences (FHWC) are distorted frame by frame.")
       .inputs(1, 1, {"input"}).outputs(1).input_layouts({"HWC", "FHWC"})
-      .legacy_name("JpegCompressionDistortion")
-      .arg({.name = "quality", .type = ArgType::kInt, .default_value = int64_t{95},
+      .arg({.name = "quality", .type = ArgType::kInt, .default_value = int64_t{50},
             .doc = "JPEG compression quality from 1 (lowest quality) to 100 (highest quality). Any "
                    "values outside the range 1-100 are clamped.",
             .tensor = true})

@@ -236,7 +236,6 @@ STOKER_REGISTER_OP_NAMED(warp_affine, "warp_affine") {
              "+0.5) reads the source at (M11 x + M12 y + M13, M21 x + M22 y + M23), where [0, 0] "
              "is the corner of the first pixel. Sequences (FHWC) use the same matrix for every frame.")
       .inputs(1, 2, {"data", "mtx"}).outputs(1).input_layouts({"HWC", "FHWC"})
-      .legacy_name("WarpAffine")
       .arg({.name = "matrix", .type = ArgType::kFloatList, .optional = true,
             .doc = "The 2x3 transform matrix, flat: (M11, M12, M13, M21, M22, M23). With inverse_map "
                    "(default) it maps output to input coordinates, as OpenCV's warpAffine with "
@@ -257,7 +256,6 @@ STOKER_REGISTER_OP_NAMED(rotate, "rotate") {
              "(DALI's rule, keeping each side's parity where it can). Sequences (FHWC) rotate every "
              "frame by the sample's angle.")
       .inputs(1, 1, {"input"}).outputs(1).input_layouts({"HWC", "FHWC"})
-      .legacy_name("Rotate")
       .arg({.name = "angle", .type = ArgType::kFloat,
             .doc = "Angle, in degrees, by which the image is rotated; counter-clockwise, assuming "
                    "the top-left corner is at (0, 0).",

@@ -19,8 +19,11 @@ bool invert_affine(const AffineMap2D& a, AffineMap2D* inv) {
 }
 
 void rotated_canvas_size(int64_t in_h, int64_t in_w, double angle_deg, int64_t* out_h, int64_t* out_w) {
-  double a = angle_deg * M_PI / 180.0;
-  double c = std::abs(std::cos(a)), s = std::abs(std::sin(a));
+  // The radians in float32, as DALI converts them: at odd multiples of 45 degrees this decides
+  // which of |sin| and |cos| is the larger, and so which side keeps which parity (a 10x21
+  // image turned by 45 degrees is 23x22 in DALI, 22x23 with double radians).
+  const float rad = static_cast<float>(angle_deg) * static_cast<float>(M_PI / 180.0);
+  double c = std::abs(std::cos(double{rad})), s = std::abs(std::sin(double{rad}));
   // The small epsilon keeps right angles from growing a pixel through rounding noise.
   constexpr double eps = 1e-2;
   int64_t w = static_cast<int64_t>(std::ceil(c * in_w + s * in_h - eps));
