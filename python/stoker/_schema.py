@@ -165,8 +165,10 @@ def record_op(op_name, inputs, kwargs, default_device=None):
                                "inside a @pipeline_def function, inside `with pipe:`, or in "
                                "define_graph().")
         pipe = DETACHED
+    from .pipeline import _user_location
+    where = f"fn.{op_name} ({_user_location()})"  # argument errors name the user's line
     kwargs = {k: v if k in _OPAQUE_ARGS or isinstance(v, DataNode)
-              else plain_arg(v, f"fn.{op_name}: argument '{k}'") for k, v in kwargs.items()}
+              else plain_arg(v, f"{where}: argument '{k}'") for k, v in kwargs.items()}
     if adapter is not None:
         kwargs, num_outputs, wrap = adapter(dict(kwargs))
     device = kwargs.pop("device", None)
@@ -214,7 +216,13 @@ def record_op(op_name, inputs, kwargs, default_device=None):
             continue
         if isinstance(v, _types.Constant):
             v = v.value
-        args[k] = _C.check_arg(op_name, k, v)
+        try:
+            args[k] = _C.check_arg(op_name, k, v)
+        except (TypeError, ValueError) as e:
+            text = str(e)
+            if not text.startswith(f"fn.{op_name}: "):
+                raise
+            raise type(e)(f"{where}: {text[len(op_name) + 5:]}") from None
     # @pipeline_def(enable_conditionals=True): in a branch of an `if` on a DataNode, inputs
     # made outside the branch are split down to it (stoker._conditionals).
     conditions = getattr(pipe, "_condition_stack", None)

@@ -104,5 +104,5 @@ def test_resize_error_messages():
         img = fn.random.uniform(range=(0, 1), shape=(4, 4, 3))
         return fn.resize(img, mode="bigger", size=(2, 2))
 
-    with pytest.raises(ValueError, match=r"fn.resize: argument 'mode' must be one of"):
+    with pytest.raises(ValueError, match=r"^fn\.resize \(test_resize\.py:\d+\): argument 'mode' must be one of"):
         pipe()

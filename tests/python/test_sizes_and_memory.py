@@ -6,6 +6,7 @@ did not stop it), exactly 2^64 wrapped to a 0-byte buffer that a worker then wro
 and "out of host memory allocating 983040.0 MiB" named no operator. Every error here is
 asserted whole, and each test returns at once: nothing is allocated beyond a few MiB.
 """
+import re
 import os
 import sys
 import warnings
@@ -298,8 +299,9 @@ def test_random_shape_past_64_bits_is_a_value_error():
         def pipe():
             return fn.random.uniform(shape=[3, 2**64])
         pipe().build()
-    assert str(e.value) == ("fn.random.uniform: argument 'shape': 18446744073709551616 does not "
-                            "fit in 64 bits (the largest value is 2**63 - 1).")
+    assert re.fullmatch(r"fn\.random\.uniform \(test_sizes_and_memory\.py:\d+\): " + re.escape(
+        "argument 'shape': 18446744073709551616 does not fit in 64 bits (the largest value is "
+        "2**63 - 1)."), str(e.value)), str(e.value)
 
 
 def test_random_shape_past_2_to_62_per_axis():
