@@ -111,6 +111,10 @@ class ConditionStack:
         outside it, split down to it."""
         if self._internal:
             return inputs, tensor_args
+        if op_name == "batch_permutation" and len(self._stack) > 1:
+            # A permutation of the samples in this branch: it takes their number from the
+            # branch's part of the predicate (split down to here like any input).
+            tensor_args = dict(tensor_args, _batch_like=self._stack[-1].predicate)
         where = f"fn.{op_name}"
         return ([self.lookup(x, where) for x in inputs],
                 {k: self.lookup(v, f"{where} (argument '{k}')") for k, v in tensor_args.items()})

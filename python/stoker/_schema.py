@@ -132,7 +132,7 @@ def _constant_input(op_name, i, x):
 
 
 # Arguments an adapter takes as Python objects, not as schema values.
-_OPAQUE_ARGS = ("source",)
+_OPAQUE_ARGS = ("source", "_caller")
 
 
 def external_source_positional(args, kwargs, where):
@@ -154,6 +154,8 @@ def record_op(op_name, inputs, kwargs, default_device=None):
     outside any pipeline, as DALI allows, to the detached graph: a pipeline that uses the
     result adopts a copy of the operators it needs)."""
     schema = SCHEMAS[op_name]
+    if op_name != "external_source" and any(_is_input_set(x) for x in inputs):
+        return _input_sets(op_name, inputs, kwargs, default_device)
     pipe = Pipeline.current()
     num_outputs, wrap = schema["num_outputs"], None
     adapter = _adapter(op_name)
@@ -238,6 +240,21 @@ def record_op(op_name, inputs, kwargs, default_device=None):
     # A tuple (DALI: a list), so that `return fn.readers.file(...)` gives the pipeline both
     # outputs; a list the user builds is one (wrong) output, as in DALI.
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _is_input_set(x):
+    return isinstance(x, (list, tuple)) and len(x) > 0 and all(isinstance(e, DataNode) for e in x)
+
+
+def _input_sets(op_name, inputs, kwargs, default_device):
+    """DALI's multiple input sets: an input given as a list of DataNodes runs the operator once
+    per element (the other inputs and the arguments shared) and gives a list of the results."""
+    lengths = sorted({len(x) for x in inputs if _is_input_set(x)})
+    if len(lengths) != 1:
+        raise ValueError(f"fn.{op_name}: the inputs given as lists of DataNodes (input sets) must "
+                         f"have the same length, got lengths {lengths}.")
+    return [record_op(op_name, [x[k] if _is_input_set(x) else x for x in inputs], dict(kwargs),
+                      default_device) for k in range(lengths[0])]
 
 
 def make_fn(op_name):

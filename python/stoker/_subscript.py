@@ -93,11 +93,9 @@ def subscript(node, key):
         else:
             kinds.append(0)
             kwargs[f"at_{k}"] = index(s, f"subscript {k}")
-    if node.device != "cpu" or any(isinstance(v, DataNode) and v.device != "cpu"
-                                   for v in kwargs.values()):
-        raise ValueError(f"{where}: subscripts run on the CPU only in this version of stoker, "
-                         "and this one has GPU data. Index before .gpu(), or use fn.slice / "
-                         "fn.crop on the GPU.")
+    if any(isinstance(v, DataNode) and v.device != "cpu" for v in kwargs.values()):
+        raise ValueError(f"{where}: an index that is a DataNode must be on the CPU (one integer "
+                         "per sample), as DALI's are; this one is on the GPU.")
     named = [n for n in names if n is not None]
     if named and len(named) != len(names):
         raise ValueError(f"{where}: name every new axis or none of them (None and newaxis are "

@@ -131,6 +131,7 @@ class _ExternalSource:
                  repeat_last, name, parallel=False, prefetch_queue_depth=1):
         self.where = where
         self.name = name
+        self.gpu = False  # device="gpu": set by the adapter
         # A weak reference to the operator in the pipeline's graph: the producer thread holds
         # this object while it waits for data, and must not keep the pipeline alive with it.
         self.record = lambda: None
@@ -396,8 +397,19 @@ class _ExternalSource:
         if hasattr(x, "__dlpack_device__") and not isinstance(x, np.ndarray):
             dev = x.__dlpack_device__()
             if dev[0] not in (1, 3):  # kDLCPU, kDLCUDAHost
-                raise TypeError(f"{self.where}: {what} is in device memory; external_source "
-                                "takes host data in this version of stoker (move it to the CPU)")
+                if not self.gpu:
+                    raise TypeError(f"{self.where}: {what} is in device memory; give "
+                                    "external_source device='gpu' for GPU data, or move it to "
+                                    "the CPU")
+                # device='gpu': GPU arrays take one trip through host memory for now.
+                if hasattr(x, "cpu"):
+                    x = x.cpu()  # torch
+                elif hasattr(x, "get"):
+                    x = x.get()  # CuPy
+                else:
+                    raise TypeError(f"{self.where}: {what} is a {type(x).__name__} in device "
+                                    "memory, which stoker cannot read yet; give NumPy, CuPy or "
+                                    "torch arrays")
         try:
             a = np.asarray(x)
         except Exception as e:
@@ -640,10 +652,17 @@ def _adapt(kwargs):
     kwargs["_source_id"] = es.state.id
     es.timeout = None if timeout is None else float(timeout)
     es.layouts = layout
+    # device='gpu' (as DALI): the batches are read on the CPU, as always, then copied to the GPU.
+    device = kwargs.pop("device", None)
+    if device not in (None, "cpu", "gpu"):
+        raise ValueError(f"{where}: device must be 'cpu' or 'gpu', got {device!r}")
+    es.gpu = device == "gpu"
 
     def wrap(outputs):
         es.record = weakref.ref(outputs[0].op)
         outputs[0].pipeline._external_sources.append(es)
+        if es.gpu:
+            outputs = tuple(o.gpu() for o in outputs)
         return list(outputs) if num_outputs is not None else outputs[0]
 
     return kwargs, n, wrap

@@ -54,4 +54,6 @@ def _arithmetic(op, *operands, reflected=False, display=None):
                         f"an operator), got only constants: {operands!r}.")
     if constants:
         kwargs.update(constants=constants, constant_dtypes=dtypes, constant_positions=positions)
+    if any(n.device == "gpu" for n in nodes):  # as DALI: a GPU operand takes the rest along
+        nodes = [n.gpu() if n.device == "cpu" else n for n in nodes]
     return record_op("arithmetic_generic", nodes, kwargs)

@@ -90,10 +90,35 @@ class DataNode:
         if self.device == "gpu":
             return self
         from ._schema import record_op
-        return record_op("_to_gpu", [self], {}, default_device="mixed")
+        return record_op("_to_gpu", [self], {"_display_name": ".gpu()"}, default_device="mixed")
 
     def cpu(self):
         return self
+
+    # DALI 2.4's metadata methods.
+    def shape(self, *, dtype=None, device="cpu"):
+        """The run-time shape of each sample as a DataNode (fn.shapes; int64 unless dtype)."""
+        from ._schema import record_op
+        self._metadata_device("shape", device)
+        kwargs = {"device": device} if dtype is None else {"device": device, "dtype": dtype}
+        return record_op("shapes", [self], kwargs)
+
+    def property(self, key, *, device="cpu"):
+        """A metadata property of each sample as a 1-D uint8 DataNode (fn.get_property):
+        "source_info" (where the sample came from) or "layout"."""
+        from ._schema import record_op
+        self._metadata_device("property", device)
+        return record_op("get_property", [self], {"key": key, "device": device})
+
+    def source_info(self, *, device="cpu"):
+        """The "source_info" property (self.property("source_info"))."""
+        return self.property("source_info", device=device)
+
+    def _metadata_device(self, what, device):
+        if self.device == "gpu" and device == "cpu":
+            raise ValueError(f"DataNode.{what}(): this node is on the GPU and stoker's CPU "
+                             f"operators run before the GPU ones; give device='gpu', or take it "
+                             "from the node before .gpu().")
 
     def __bool__(self):
         raise TypeError("a DataNode has no truth value while the pipeline is being defined: "

@@ -51,20 +51,27 @@ def _is_capsule(x):
 class _PythonFunction:
     """The Python side of one python_function operator: calls the user's function."""
 
-    def __init__(self, where, function, num_outputs, batch_processing, dlpack):
+    def __init__(self, where, function, num_outputs, batch_processing, dlpack, gpu=False):
         self.where = where
         self.function = function
         self.num_outputs = num_outputs
         self.batch = batch_processing
         self.dlpack = dlpack
+        self.gpu = gpu
         # The C++ operator calls back through a weak reference, so that this object (and the
         # user's function) go away with the pipeline.
         self.state = _C.PythonFunctionState(functools.partial(_call, weakref.ref(self)))
 
     # ---- called from the producer thread (with the GIL)
     def call(self, inputs, batch_size, origins=None):
-        """origins: in a branch of an `if`, each sample's place in the whole batch."""
-        if self.dlpack:
+        """origins: in a branch of an `if`, each sample's place in the whole batch. On the GPU
+        each input is a TensorListGPU, and what comes back is DLPack capsules of device memory
+        (the operator copies them into the pipeline's memory)."""
+        # device='gpu' given, or taken from GPU inputs (the operator then passes TensorListGPUs).
+        self.gpu = self.gpu or any(isinstance(b, _C.TensorListGPU) for b in inputs)
+        if self.gpu:
+            inputs = [[self._device_sample(b[i]) for i in range(len(b))] for b in inputs]
+        elif self.dlpack:
             inputs = [[a.__dlpack__() for a in samples] for samples in inputs]
         n = len(inputs[0]) if inputs else batch_size
         if self.batch:
@@ -115,7 +122,34 @@ class _PythonFunction:
                             f"of {n} outputs, got {type(r).__name__} ({what})")
         return (r,)
 
+    def _device_sample(self, t):
+        """A sample of GPU data as the function gets it: a DLPack capsule
+        (dl_tensor_python_function), else a CuPy array (as DALI gives), else a torch tensor,
+        else stoker's TensorGPU (which has __dlpack__ and __cuda_array_interface__)."""
+        if self.dlpack:
+            return t.__dlpack__()
+        lib = _gpu_array_library()
+        if lib is None:
+            return t
+        return lib.asarray(t) if lib.__name__ == "cupy" else lib.from_dlpack(t)
+
+    def _device_capsule(self, x, what):
+        """A GPU result -> a DLPack capsule the operator takes the data from."""
+        if _is_capsule(x):
+            return x
+        if not hasattr(x, "__dlpack__"):
+            raise TypeError(f"{self.where}: {what} is a {type(x).__name__}; the 'gpu' "
+                            "python_function returns GPU arrays that have __dlpack__ (CuPy, torch, "
+                            "JAX) or DLPack capsules")
+        dev = x.__dlpack_device__()[0] if hasattr(x, "__dlpack_device__") else 1
+        if dev != 2:  # kDLCUDA
+            raise TypeError(f"{self.where}: {what} is in host memory; the 'gpu' python_function "
+                            "returns GPU data (move it with cupy.asarray(x) or x.cuda())")
+        return x.__dlpack__()
+
     def _array(self, x, what):
+        if self.gpu:
+            return self._device_capsule(x, what)
         if self.dlpack and _is_capsule(x):
             x = _DLPackCapsule(x)
         if hasattr(x, "__dlpack__") and not isinstance(x, np.ndarray):
@@ -145,6 +179,8 @@ class _PythonFunction:
         axis is the batch."""
         if isinstance(b, (list, tuple)):
             samples = [self._array(x, f"sample {i} of output {k}") for i, x in enumerate(b)]
+        elif self.gpu and hasattr(b, "__dlpack__") and hasattr(b, "__len__"):
+            samples = [self._array(b[i], f"sample {i} of output {k}") for i in range(len(b))]
         elif _is_capsule(b) or hasattr(b, "__dlpack__") or isinstance(b, np.ndarray):
             a = self._array(b, f"output {k}")
             if a.ndim == 0:
@@ -160,8 +196,19 @@ class _PythonFunction:
         return self._same_kind(samples, k)
 
     def _same_kind(self, samples, k):
-        _check_same_kind(samples, self.where, f"the samples of output {k}")
+        if not self.gpu:  # capsules: the operator checks them
+            _check_same_kind(samples, self.where, f"the samples of output {k}")
         return samples
+
+
+def _gpu_array_library():
+    """CuPy where it is installed (DALI's python_function gives CuPy arrays), else torch."""
+    for name in ("cupy", "torch"):
+        try:
+            return __import__(name)
+        except ImportError:
+            continue
+    return None
 
 
 def _call(ref, iteration, inputs, batch_size, origins):
@@ -203,7 +250,10 @@ def _adapter(op_name, dlpack):
                 raise ValueError(f"{where}: output_layouts has {len(layouts)} layouts for "
                                  f"num_outputs={n}")
             kwargs["output_layouts"] = list(layouts)
-        pf = _PythonFunction(where, function, n, batch, dlpack)
+        # A plugin built on python_function (numba_function) brings its own caller class and
+        # the name its messages give.
+        cls, where = kwargs.pop("_caller", None) or (_PythonFunction, where)
+        pf = cls(where, function, n, batch, dlpack, gpu=kwargs.get("device") == "gpu")
         kwargs["_function_id"] = pf.state.id
         kwargs["preserve"] = True  # as in DALI: a function may be run for its side effects
 

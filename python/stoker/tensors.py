@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _C
 from . import types as _types
+from .types import to_numpy_dtype
 
 TensorListCPU = _C.TensorListCPU
 TensorListGPU = _C.TensorListGPU
@@ -101,17 +102,22 @@ def _dense(array, layout):
 
 
 class TensorGPU:
-    """A dense GPU batch as one tensor (``TensorListGPU.as_tensor()``): to frameworks through
-    ``__dlpack__`` (no copy), to the host with ``as_cpu()``."""
+    """GPU data as one tensor: a sample (``TensorListGPU[i]``) or a whole dense batch
+    (``TensorListGPU.as_tensor()``). To frameworks through ``__dlpack__`` (no copy; the consumer's
+    stream waits for the data), to CuPy and Numba through ``__cuda_array_interface__``, to the
+    host with ``as_cpu()``."""
 
-    def __init__(self, batch):
-        if not batch.is_dense_tensor():
+    def __init__(self, batch, index=None):
+        if index is None and not batch.is_dense_tensor():
             raise ValueError("TensorListGPU.as_tensor: the samples have different shapes or are "
                              "not contiguous, so they do not form one tensor; resize or pad them "
                              "first (fn.resize, fn.pad).")
         self._batch = batch
+        self._index = index
 
     def shape(self):
+        if self._index is not None:
+            return list(self._batch.shape()[self._index])
         return [len(self._batch)] + list(self._batch.shape()[0] if len(self._batch) else [])
 
     def ndim(self):
@@ -123,23 +129,40 @@ class TensorGPU:
 
     def layout(self):
         layout = self._batch.layout()
+        if self._index is not None:
+            return layout
         return "N" + layout if layout else ""
+
+    def source_info(self):
+        return self._batch.source_info(self._index) if self._index is not None else ""
 
     @property
     def device_id(self):
         return self._batch.device_id
 
     def data_ptr(self):
+        if self._index is not None:
+            return self._batch._sample_ptr(self._index)
         return self._batch.data_ptr()
 
     def as_cpu(self):
-        return self._batch.as_cpu().as_tensor()
+        host = self._batch.as_cpu()
+        return host[self._index] if self._index is not None else host.as_tensor()
 
     def __dlpack__(self, stream=None, **kwargs):
+        if self._index is not None:
+            return self._batch._sample_dlpack(self._index, stream=stream)
         return self._batch.__dlpack__(stream=stream)
 
     def __dlpack_device__(self):
         return self._batch.__dlpack_device__()
+
+    @property
+    def __cuda_array_interface__(self):
+        # That protocol cannot make the consumer's stream wait: the data is made ready first.
+        self._batch._synchronize()
+        return {"shape": tuple(self.shape()), "typestr": to_numpy_dtype(self.dtype).str,
+                "data": (self.data_ptr(), False), "strides": None, "version": 3}
 
     def __repr__(self):
         return (f"TensorGPU(dtype={self.dtype}, layout={self.layout()!r}, "

@@ -4,7 +4,7 @@ from enum import IntEnum
 import numpy as np
 
 __all__ = ["DALIDataType", "DALIImageType", "DALIInterpType", "Constant", "ScalarConstant",
-           "to_numpy_dtype",
+           "to_numpy_dtype", "to_dali_type",
            "from_numpy_dtype", "SampleInfo", "BatchInfo"]
 
 
@@ -101,6 +101,29 @@ def to_numpy_dtype(t):
     return np.dtype(_NUMPY[DALIDataType(t)])
 
 
+# The type names to_dali_type knows, as DALI's (NumPy's and C's names, torch's without "torch.").
+_TYPE_NAMES = {
+    "bool": "BOOL", "bool_": "BOOL", "boolean": "BOOL",
+    "int8": "INT8", "sbyte": "INT8", "uint8": "UINT8", "byte": "UINT8", "ubyte": "UINT8",
+    "int16": "INT16", "short": "INT16", "uint16": "UINT16", "ushort": "UINT16",
+    "int32": "INT32", "uint32": "UINT32", "int64": "INT64", "long": "INT64",
+    "uint64": "UINT64", "ulong": "UINT64", "half": "FLOAT16", "float16": "FLOAT16",
+    "float": "FLOAT", "float32": "FLOAT", "float64": "FLOAT64", "double": "FLOAT64",
+}
+
+
+def to_dali_type(framework_type):
+    """The DALIDataType of a type name or a framework's type: 'uint8', np.float32, torch.int64,
+    np.dtype('int16'), as DALI's to_dali_type."""
+    t = framework_type.__qualname__ if isinstance(framework_type, type) else str(framework_type)
+    if t.startswith("torch."):
+        t = t[6:]
+    name = _TYPE_NAMES.get(t)
+    if name is None:
+        raise TypeError(f"'{framework_type}' could not be converted into any known DALIDataType.")
+    return DALIDataType[name]
+
+
 def from_numpy_dtype(dt):
     """The DALIDataType of a NumPy dtype."""
     dt = np.dtype(dt)
@@ -140,6 +163,43 @@ class Constant:
 
     def __repr__(self):
         return f"Constant({self.value!r}, {self.dtype.name})"
+
+    # DALI's conversions: the same value with another type (``Constant(15).float32()``).
+    def bool(self):
+        return ScalarConstant(self.value, DALIDataType.BOOL)
+
+    def int8(self):
+        return ScalarConstant(self.value, DALIDataType.INT8)
+
+    def int16(self):
+        return ScalarConstant(self.value, DALIDataType.INT16)
+
+    def int32(self):
+        return ScalarConstant(self.value, DALIDataType.INT32)
+
+    def int64(self):
+        return ScalarConstant(self.value, DALIDataType.INT64)
+
+    def uint8(self):
+        return ScalarConstant(self.value, DALIDataType.UINT8)
+
+    def uint16(self):
+        return ScalarConstant(self.value, DALIDataType.UINT16)
+
+    def uint32(self):
+        return ScalarConstant(self.value, DALIDataType.UINT32)
+
+    def uint64(self):
+        return ScalarConstant(self.value, DALIDataType.UINT64)
+
+    def float16(self):
+        return ScalarConstant(self.value, DALIDataType.FLOAT16)
+
+    def float32(self):
+        return ScalarConstant(self.value, DALIDataType.FLOAT)
+
+    def float64(self):
+        return ScalarConstant(self.value, DALIDataType.FLOAT64)
 
 
 class ScalarConstant(Constant):

@@ -18,6 +18,14 @@ namespace stoker {
 Batch allocate_device_batch(Workspace& ws, DType dtype, const std::vector<Shape>& shapes,
                             const std::string& layout);
 
+// A host batch in one pinned block, laid out as allocate_device_batch lays out the same shapes
+// (memory kHost: CPU code fills it), and its device copy, queued as one copy on the pipeline's
+// stream: what the GPU twins whose outputs are computed on the CPU (constants, shapes, random
+// numbers) upload.
+Batch allocate_pinned_batch(Workspace& ws, DType dtype, const std::vector<Shape>& shapes,
+                            const std::string& layout);
+Batch upload_pinned_batch(Workspace& ws, const Batch& pinned);
+
 // The per-sample parameters of one launch, packed into one pinned staging block and sent with
 // one copy on the pipeline's stream:
 //   DeviceParams p(ws);

@@ -22,6 +22,10 @@ class CudaContext : public GpuContext {
       stream_.synchronize();
       device_pool_->forget_stream(stream_.get());
       pinned_pool_->forget_stream(stream_.get());
+      // Batches the consumer still holds keep the pools alive: with them closed, those keep
+      // only their own memory (as the host pool does).
+      device_pool_->close();
+      pinned_pool_->close();
     } catch (...) {
     }
   }

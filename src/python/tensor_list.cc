@@ -96,19 +96,27 @@ void order_for_consumer(const Batch& b, const py::object& stream) {
 #endif
 }
 
-py::capsule to_dlpack(const Batch& b) {
-  check_dense(b, "__dlpack__");
-  if (!b.empty() && !b.is_contiguous())
-    throw py::value_error("__dlpack__: the batch's samples are not contiguous in memory; "
-                          "call as_array() for a dense copy.");
+// The batch as one tensor (N, sample shape...), or with `sample` >= 0 that sample alone.
+py::capsule to_dlpack(const Batch& b, int64_t sample = -1) {
   auto* h = new DLPackHolder;
-  h->shape.push_back(static_cast<int64_t>(b.size()));
-  if (!b.empty()) {
-    h->owner = b[0].owner;
-    h->shape.insert(h->shape.end(), b.shape(0).begin(), b.shape(0).end());
+  if (sample >= 0) {
+    h->owner = b[sample].owner;
+    h->shape.assign(b.shape(sample).begin(), b.shape(sample).end());
+  } else {
+    check_dense(b, "__dlpack__");
+    if (!b.empty() && !b.is_contiguous()) {
+      delete h;
+      throw py::value_error("__dlpack__: the batch's samples are not contiguous in memory; "
+                            "call as_array() for a dense copy.");
+    }
+    h->shape.push_back(static_cast<int64_t>(b.size()));
+    if (!b.empty()) {
+      h->owner = b[0].owner;
+      h->shape.insert(h->shape.end(), b.shape(0).begin(), b.shape(0).end());
+    }
   }
   DLTensor& t = h->managed.dl_tensor;
-  t.data = b.empty() ? nullptr : b[0].data;
+  t.data = sample >= 0 ? b[sample].data : b.empty() ? nullptr : b[0].data;
   t.device = {b.memory() == MemoryKind::kDevice ? kDLCUDA
               : b.memory() == MemoryKind::kPinned ? kDLCUDAHost : kDLCPU,
               b.memory() == MemoryKind::kDevice ? b.device() : 0};
@@ -249,9 +257,29 @@ A batch of samples in GPU memory. Hand it to a framework without a copy
 (``torch.from_dlpack(batch)``: the framework's stream waits for the batch, nobody waits on the
 host), or copy it to the host with ``as_cpu()``.)doc")
       .def("__len__", [](const TensorListGPU& t) { return t.batch.size(); })
-      .def("__getitem__", [](const TensorListGPU&, py::ssize_t) -> py::object {
-        throw py::type_error("the samples of a TensorListGPU live on the GPU: take the batch with "
-                             "torch.from_dlpack(batch) (or jax, cupy), or copy it with as_cpu().");
+      .def("__getitem__", [](py::object self, py::ssize_t i) -> py::object {
+        const auto& t = self.cast<const TensorListGPU&>();
+        const auto n = static_cast<py::ssize_t>(t.batch.size());
+        if (i < -n || i >= n) throw py::index_error("sample index out of range");
+        return py::module_::import("stoker.tensors").attr("TensorGPU")(self, i < 0 ? i + n : i);
+      }, "Sample i as a TensorGPU (no copy): to frameworks through __dlpack__, to CuPy and Numba "
+         "through __cuda_array_interface__, to the host with as_cpu().")
+      .def("_sample_dlpack", [](const TensorListGPU& t, size_t i, py::object stream) {
+        if (i >= t.batch.size()) throw py::index_error("sample index out of range");
+        order_for_consumer(t.batch, stream);
+        return to_dlpack(t.batch, static_cast<int64_t>(i));
+      }, py::arg("i"), py::arg("stream") = py::none())
+      .def("_synchronize", [](const TensorListGPU& t) {
+#ifdef STOKER_WITH_CUDA
+        py::gil_scoped_release nogil;
+        if (t.batch.ready_event()) cuda_event_synchronize(t.batch.ready_event());
+#else
+        (void)t;
+#endif
+      }, "Waits until the batch's data is ready on the GPU.")
+      .def("_sample_ptr", [](const TensorListGPU& t, size_t i) {
+        if (i >= t.batch.size()) throw py::index_error("sample index out of range");
+        return reinterpret_cast<intptr_t>(t.batch[i].data);
       })
       .def("as_cpu", [](const TensorListGPU& t) { return TensorListCPU(copy_to_host(t.batch)); },
            "A copy of the batch in host memory (a TensorListCPU).")

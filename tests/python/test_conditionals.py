@@ -283,6 +283,37 @@ def _noisy_run(preds, threads, iterations=3):
     return _run(STOKER, noisy, [xs, preds], threads=threads, iterations=iterations)
 
 
+def test_batch_permutation_in_a_branch_permutes_that_branch():
+    # As in DALI: an operator without inputs in a branch works on the branch's samples, so the
+    # permutation is of the samples that took it (not of the whole batch).
+    ids = [np.array([i], np.int32) for i in range(8)]
+    take = [np.array(i % 3 == 0) for i in range(8)]  # samples 0, 3, 6
+
+    @pipeline_def(batch_size=8, num_threads=2, device_id=None, seed=4, enable_conditionals=True)
+    def pipe(no_fixed_points):
+        x = fn.external_source(source=lambda: ids)
+        k = fn.external_source(source=lambda: take)
+        if k:
+            y = fn.permute_batch(x, indices=fn.batch_permutation(no_fixed_points=no_fixed_points))
+        else:
+            y = x * 10
+        return y
+
+    for nfp in (False, True):
+        p = pipe(nfp)
+        p.build()
+        orders = set()
+        for _ in range(6):
+            out = [int(a[0]) for a in p.run()[0]]
+            branch = [out[0], out[3], out[6]]
+            assert sorted(branch) == [0, 3, 6]
+            assert [out[i] for i in range(8) if i % 3] == [10 * i for i in range(8) if i % 3]
+            if nfp:
+                assert all(b != i for b, i in zip(branch, (0, 3, 6)))
+            orders.add(tuple(branch))
+        assert len(orders) > 1  # random, not one fixed order
+
+
 def test_draws_do_not_depend_on_the_split_or_threads():
     mixed = _noisy_run(PRED, threads=1)
     for it_a, it_b in zip(mixed, _noisy_run(PRED, threads=3)):

@@ -704,3 +704,58 @@ def test_ragged_iterator_errors(jpeg_files):
     assert str(e.value) == ("StokerRaggedIterator: output_types may hold only DENSE_TAG ('dense'), "
                             "SPARSE_LIST_TAG ('sparse_list') and SPARSE_COO_TAG ('sparse_coo'), "
                             "got 'coo'.")
+
+
+def test_scalar_constant_conversions_and_to_dali_type():
+    c = types.Constant(15)
+    assert c.dtype == types.INT32
+    for name, t in [("float32", types.FLOAT), ("uint8", types.UINT8), ("int64", types.INT64),
+                    ("float16", types.FLOAT16), ("bool", types.BOOL), ("uint64", types.UINT64)]:
+        d = getattr(c, name)()
+        assert isinstance(d, types.ScalarConstant) and d.dtype == t and d.value == 15
+    assert types.to_dali_type("uint8") == types.UINT8
+    assert types.to_dali_type(np.float32) == types.FLOAT
+    assert types.to_dali_type(np.dtype("int16")) == types.INT16
+    assert types.to_dali_type("double") == types.FLOAT64
+    with pytest.raises(TypeError, match=r"^'complex64' could not be converted into any known "
+                                        r"DALIDataType\.$"):
+        types.to_dali_type("complex64")
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def pipe():
+        x = fn.external_source(source=lambda: [np.array([1, 2], np.uint8)] * 2)
+        return x + types.Constant(300).uint16(), x - types.Constant(2.7).int32()
+
+    p = pipe()
+    p.build()
+    a, b = p.run()
+    assert a.dtype == types.UINT16 and np.asarray(a[0]).tolist() == [301, 302]
+    assert b.dtype == types.INT32 and np.asarray(b[0]).tolist() == [-1, 0]  # 2.7 as int32 is 2
+
+
+def test_input_sets_run_the_operator_once_per_node():
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def pipe():
+        a = fn.external_source(source=lambda: [np.full((2, 3), 1, np.int32)] * 2, layout="HW")
+        b = fn.external_source(source=lambda: [np.full((4, 3), 2, np.int32)] * 2, layout="HW")
+        flipped = fn.flip([a, b], horizontal=0, vertical=1)
+        assert isinstance(flipped, list) and len(flipped) == 2
+        shapes = [n.shape() for n in flipped]
+        return tuple(flipped) + tuple(shapes) + (a.source_info(), a.property("layout"))
+
+    p = pipe()
+    p.build()
+    fa, fb, sa, sb, src, layout = p.run()
+    assert np.asarray(fa[0]).tolist() == [[1] * 3] * 2 and np.asarray(fb[0]).shape == (4, 3)
+    assert np.asarray(sa[0]).tolist() == [2, 3] and np.asarray(sb[1]).tolist() == [4, 3]
+    assert np.asarray(sa[0]).dtype == np.int64
+    assert bytes(np.asarray(layout[0])) == b"HW" and np.asarray(src[0]).size == 0
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def uneven():
+        a = fn.external_source(source=lambda: [np.zeros(1)] * 2)
+        return fn.cat([a, a], [a], axis=0)
+
+    with pytest.raises(ValueError, match=r"^fn\.cat: the inputs given as lists of DataNodes \(input "
+                                         r"sets\) must have the same length, got lengths \[1, 2\]\.$"):
+        uneven()

@@ -1,12 +1,14 @@
 """DALI 2.4's semantics where stoker used to differ (issue 17, item 10): each case is run through
 stoker and checked against fixed values (found by running DALI 2.4 on the CPU), and against
 DALI itself where nvidia.dali is installed."""
+import io
 import os
 import struct
 import zlib
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from _dali_ref import real_dali, run, stoker_lib
 
@@ -444,6 +446,49 @@ def test_decoders_dtype_float_and_ycbcr():
                     np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
                 else:
                     np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", ["INT8", "INT16", "INT32", "UINT32", "UINT16", "FLOAT"])
+def test_decoders_integer_dtypes_scale_as_dali(name):
+    # Every 8-bit value (a 16x16 gray ramp as PNG) and real photos: v / 255 in float32, times
+    # the type's largest value, rounded and saturated; DALI's values exactly.
+    ramp = np.arange(256, dtype=np.uint8).reshape(16, 16)
+    buf = io.BytesIO()
+    Image.fromarray(ramp).convert("RGB").save(buf, format="PNG")
+    enc = [np.frombuffer(buf.getvalue(), np.uint8)] + _jpegs(3)
+    build = lambda fn_, types_, e: (fn_.decoders.image(e), fn_.decoders.image(e, dtype=getattr(types_, name)),
+                                    fn_.decoders.image_crop(e, crop=(12, 10), dtype=getattr(types_, name)))
+    u8, typed, crop = _outputs(stoker_lib(), build, [enc])
+    dt = np.dtype(name.lower().replace("float", "float32"))
+    for a, b in zip(u8, typed):
+        f = a.astype(np.float32) * np.float32(1 / 255)
+        if dt.kind == "f":
+            want = f
+        else:
+            top = np.iinfo(dt).max
+            want = np.clip(np.rint((f * np.float32(top)).astype(np.float64)), 0, top).astype(dt)
+        assert b.dtype == dt
+        np.testing.assert_array_equal(b, want)
+    assert np.array_equal(typed[0][..., 0].ravel()[[0, 255]], np.array([0, np.iinfo(dt).max if dt.kind != "f" else 1], dt))
+    dali = dali_or_none()
+    if dali is not None:
+        for mine, ref in zip((typed, crop), _outputs(dali, build, [enc])[1:]):
+            for a, b in zip(mine, ref):
+                assert a.dtype == b.dtype and a.shape == b.shape
+                np.testing.assert_array_equal(a, b)
+
+
+def test_decoders_dtype_outside_dalis_set_is_refused():
+    enc = _jpegs(1)
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def pipe():
+        return fn.decoders.image(fn.external_source(lambda: enc, batch=True), dtype=types.INT64)
+
+    with pytest.raises(ValueError, match=r"^fn\.decoders\.image \(test_dali_semantics\.py:\d+\): "
+                                         r"argument 'dtype' must be UINT8, UINT16, FLOAT, INT8, INT16, "
+                                         r"INT32 or UINT32 \(as DALI\), got int64\.$"):
+        pipe().build()
 
 
 def test_decoders_gray_float_is_close_to_dali():

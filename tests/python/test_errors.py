@@ -55,8 +55,9 @@ def test_fn_outside_a_pipeline():
 
 
 def test_missing_backend():
-    with pytest.raises(ValueError, match="fn.random.uniform has no 'gpu' backend"):
-        one_op_pipe(lambda: fn.random.uniform(device="gpu"))
+    with pytest.raises(ValueError, match="fn.random.beta has no 'gpu' backend in this build of "
+                                         "stoker; it runs on: cpu"):
+        one_op_pipe(lambda: fn.random.beta(device="gpu"))
 
 
 def test_bad_pipeline_arguments():

@@ -22,7 +22,7 @@ def make(jpeg_dir, to_gpu, device_id=0, batch_size=8):
 
 
 def test_gpu_without_a_device_id_says_so(jpeg_dir):
-    with pytest.raises(ValueError, match=r"fn._to_gpu.*runs on 'mixed'.*device_id=None"):
+    with pytest.raises(ValueError, match=r"\.gpu\(\).*runs on 'mixed'.*device_id=None"):
         make(jpeg_dir, True, device_id=None).build()
 
 
@@ -41,8 +41,22 @@ def test_gpu_batches_equal_the_cpu_ones(jpeg_dir):
         assert gi.__dlpack_device__() == (2, 0)
         assert np.array_equal(gi.as_cpu().as_array(), ci.as_array())
         assert np.array_equal(gl.as_cpu().as_array(), cl.as_array())
-        with pytest.raises(TypeError, match="live on the GPU"):
-            gi[0]
+        s = gi[-1]  # a sample: a TensorGPU of its own shape, no copy
+        assert s.shape() == list(ci[len(ci) - 1].shape) and s.layout() == ci.layout()
+        assert np.array_equal(np.asarray(s.as_cpu()), np.asarray(ci[len(ci) - 1]))
+        assert s.__cuda_array_interface__["shape"] == tuple(ci[len(ci) - 1].shape)
+        assert s.data_ptr() == s.__cuda_array_interface__["data"][0]
+
+
+@needs_gpu
+def test_gpu_samples_go_to_torch_without_a_copy(jpeg_dir):
+    torch = pytest.importorskip("torch")
+    gpu, cpu = make(jpeg_dir, True), make(jpeg_dir, False)
+    (gi, _), (ci, _) = gpu.run(), cpu.run()
+    for i in range(len(ci)):
+        t = torch.from_dlpack(gi[i])
+        assert t.is_cuda and t.data_ptr() == gi[i].data_ptr()
+        assert np.array_equal(t.cpu().numpy(), np.asarray(ci[i]))
 
 
 @needs_gpu

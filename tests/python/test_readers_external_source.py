@@ -248,8 +248,9 @@ def test_source_errors_reach_run_unchanged():
         make(lambda: [np.zeros(1)], cycle="raise")
     with pytest.raises(TypeError, match="callable, an iterable or a generator function"):
         make(42)
-    with pytest.raises(ValueError, match="no 'gpu' backend"):
-        make(lambda: [np.zeros(1)], device="gpu")
+    with pytest.raises(ValueError, match=r"^\.gpu\(\) \(.*\) runs on 'mixed', but the pipeline has "
+                                         r"device_id=None \(CPU only\)"):
+        make(lambda: [np.zeros(1)], device="gpu").build()  # device='gpu' copies to the GPU
 
 
 def test_torch_tensors_as_data():

@@ -402,15 +402,18 @@ def test_a_datanode_is_not_iterable():
                             "it (x[0], x[:, 1]) to take parts of each sample.")
 
 
-def test_subscripts_of_gpu_data_say_they_run_on_the_cpu():
+def test_an_index_on_the_gpu_is_refused():
+    # Subscripts of GPU data run on the GPU (tests/python/test_gpu_graph_ops.py); their
+    # per-sample indices are arguments, which live on the CPU, as in DALI.
     @pipeline_def(batch_size=1, num_threads=1, device_id=None)
     def pipe():
-        return fn.external_source(source=_source(_Y[:1])).gpu()[0]  # gpu-node
+        k = fn.external_source(source=_source([np.int64(0)])).gpu()
+        return fn.external_source(source=_source(_Y[:1]))[k]  # gpu-index
     with pytest.raises(ValueError) as e:
         pipe()
-    assert str(e.value) == (f"subscript [0] ({HERE}:{_line('gpu-node')}): subscripts run on the "
-                            "CPU only in this version of stoker, and this one has GPU data. Index "
-                            "before .gpu(), or use fn.slice / fn.crop on the GPU.")
+    assert str(e.value) == (f"subscript [<DataNode>] ({HERE}:{_line('gpu-index')}): an index that is a "
+                            "DataNode must be on the CPU (one integer per sample), as DALI's are; "
+                            "this one is on the GPU.")
 
 
 def test_the_tutorial_pipeline_returns_labels_0_as_dali():

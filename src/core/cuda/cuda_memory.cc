@@ -597,6 +597,14 @@ void StreamOrderedPool::release(void* p) noexcept {
   if (device_upstream_) {  // the CUDA pool is the cache
     stats_.reserved = stats_.allocated;
     device_upstream_->free_after(p, streams);
+    if (closed_) device_upstream_->trim();
+    return;
+  }
+  if (closed_) {  // nothing is cached any more: back as soon as its streams are done
+    for (StreamHandle s : streams)
+      if (cudaStreamSynchronize(static_cast<cudaStream_t>(s)) != cudaSuccess) cudaGetLastError();
+    upstream_->deallocate(p, cls);
+    stats_.reserved -= cls;
     return;
   }
   FreeBlock b{p, cls, {}};
@@ -675,6 +683,13 @@ size_t StreamOrderedPool::pending_bytes() {
 void StreamOrderedPool::set_cap(size_t bytes) {
   std::lock_guard<std::mutex> g(mu_);
   stats_.cap = bytes;
+}
+
+void StreamOrderedPool::close() {
+  std::unique_lock<std::mutex> lock(mu_);
+  closed_ = true;
+  drain_locked(lock);
+  trim_resource(*upstream_);
 }
 
 size_t StreamOrderedPool::release_unused() {

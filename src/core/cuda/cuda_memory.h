@@ -117,6 +117,10 @@ class StreamOrderedPool : public std::enable_shared_from_this<StreamOrderedPool>
   // Gives back the cached blocks whose GPU work has finished; pending ones stay cached.
   // Returns the number of bytes given back.
   size_t release_unused();
+  // The pipeline that owned the pool is gone: every cached block goes back (after its GPU
+  // work), and blocks released later go straight back too, so that a batch kept after its
+  // pipeline holds only its own memory. Allocation still works (uncached).
+  void close();
   MemoryKind kind() const { return upstream_->kind(); }
   const std::string& name() const { return name_; }
 
@@ -164,6 +168,7 @@ class StreamOrderedPool : public std::enable_shared_from_this<StreamOrderedPool>
   std::unordered_map<void*, LiveBlock> live_;
   std::vector<std::vector<EventHandle>> event_cache_;  // per device
   MemoryStats stats_;
+  bool closed_ = false;
 };
 
 }  // namespace stoker

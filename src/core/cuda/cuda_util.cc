@@ -275,6 +275,8 @@ void cuda_stream_synchronize(StreamHandle stream) {
   STOKER_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
 }
 
+void cuda_device_synchronize() { STOKER_CUDA_CHECK(cudaDeviceSynchronize()); }
+
 }  // namespace stoker
 
 namespace stoker {

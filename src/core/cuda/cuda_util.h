@@ -135,5 +135,6 @@ void cuda_memset_async(void* dst, int value, size_t bytes, StreamHandle stream);
 void cuda_stream_wait_event(StreamHandle stream, EventHandle event);
 void cuda_event_synchronize(EventHandle event);
 void cuda_stream_synchronize(StreamHandle stream);
+void cuda_device_synchronize();  // the current device
 
 }  // namespace stoker

@@ -41,6 +41,25 @@ void visit_dev_type(DType t, F&& f) {
   }
 }
 
+// visit_dev_type in device code (t must be one of stoker's types).
+template <typename F>
+__device__ __forceinline__ void visit_dev_type_device(DType t, F&& f) {
+  switch (t) {
+    case DType::kUInt8: return f(Tag<uint8_t>{});
+    case DType::kUInt16: return f(Tag<uint16_t>{});
+    case DType::kUInt32: return f(Tag<uint32_t>{});
+    case DType::kUInt64: return f(Tag<uint64_t>{});
+    case DType::kInt8: return f(Tag<int8_t>{});
+    case DType::kInt16: return f(Tag<int16_t>{});
+    case DType::kInt32: return f(Tag<int32_t>{});
+    case DType::kInt64: return f(Tag<int64_t>{});
+    case DType::kFloat16: return f(Tag<__half>{});
+    case DType::kFloat32: return f(Tag<float>{});
+    case DType::kFloat64: return f(Tag<double>{});
+    default: return f(Tag<BoolByte>{});
+  }
+}
+
 // std::numeric_limits as constants (its functions are host functions, not callable in device
 // code without --expt-relaxed-constexpr; constants of arithmetic type are usable there).
 template <typename T>

@@ -5,9 +5,13 @@ list(APPEND STOKER_CUDA_SOURCES
   src/kernels/cuda/slice_gpu.cu)
 # The GPU twins of the colour, cast, normalize and erase operators (and the warps, blur).
 list(APPEND STOKER_CUDA_SOURCES
+  src/kernels/cuda/arithmetic_gpu.cu
   src/kernels/cuda/blur_gpu.cu
   src/kernels/cuda/cast_gpu.cu
   src/kernels/cuda/color_gpu.cu
+  src/kernels/cuda/copy_gpu.cu
   src/kernels/cuda/erase_gpu.cu
+  src/kernels/cuda/lookup_gpu.cu
   src/kernels/cuda/normalize_gpu.cu
+  src/kernels/cuda/reduce_gpu.cu
   src/kernels/cuda/warp_gpu.cu)

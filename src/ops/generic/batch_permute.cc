@@ -1,6 +1,7 @@
 // permute_batch and batch_permutation: operators that look across the samples of a batch.
 #include <numeric>
 
+#include "ops/generic/gpu_twin.h"
 #include "ops/generic/shared_view.h"
 #include "pipeline/operator.h"
 
@@ -51,7 +52,11 @@ class BatchPermutation : public Operator {
   bool sample_wise() const override { return false; }
 
   void run_batch(Workspace& ws) override {
-    const int64_t n = ws.batch_size;
+    // In a branch of an `if`, the permutation is of the samples that took the branch: the
+    // conditionals pass the branch's part of the predicate as _batch_like.
+    const int64_t n = spec_.is_tensor_arg("_batch_like")
+                          ? static_cast<int64_t>(ws.arg_inputs[spec_.tensor_args.at("_batch_like")]->size())
+                          : ws.batch_size;
     // One stream for the whole batch: the permutation does not depend on how many threads run.
     Philox rng = ws.rng(0);
     const uint32_t un = static_cast<uint32_t>(n);
@@ -98,7 +103,8 @@ STOKER_REGISTER_OP_NAMED(permute_batch, "permute_batch") {
             .doc = "One index per sample of the batch, in [0, batch size): a list, or a per-sample "
                    "integer scalar (the output of fn.batch_permutation).",
             .tensor = true})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<PermuteBatch>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<PermuteBatch>(s); })
+      STOKER_GPU_VIEW(PermuteBatch);
 }
 
 STOKER_REGISTER_OP_NAMED(batch_permutation, "batch_permutation") {
@@ -109,6 +115,9 @@ STOKER_REGISTER_OP_NAMED(batch_permutation, "batch_permutation") {
             .doc = "Draw each index independently, so that indices may repeat or be left out."})
       .arg({.name = "no_fixed_points", .type = ArgType::kBool, .default_value = false,
             .doc = "No sample keeps its place (out[i] != i); ignored for a batch of 1."})
+      .arg({.name = "_batch_like", .type = ArgType::kInt, .optional = true,
+            .doc = "Internal (conditionals): a batch whose size the permutation takes.",
+            .tensor = true})
       .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<BatchPermutation>(s); });
 }
 

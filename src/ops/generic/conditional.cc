@@ -12,6 +12,9 @@
 // random operators inside a branch draw per original sample (Workspace::rng).
 #include <cstring>
 
+#include "kernels/cuda/copy_gpu.h"
+#include "ops/generic/gpu_twin.h"
+#include "pipeline/gpu_batch.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -73,19 +76,37 @@ class Split : public Operator {
 
 class Merge : public Operator {
  public:
-  explicit Merge(const OpSpec& spec) : Operator(spec) {
+  explicit Merge(const OpSpec& spec, MemoryKind memory = MemoryKind::kHost) : Operator(spec), memory_(memory) {
     if (spec.has("_name")) what_ = spec.get<std::string>("_name");
   }
   bool sample_wise() const override { return false; }
 
   void run_batch(Workspace& ws) override {
+    const Batch* like = nullptr;
+    std::vector<const Sample*> order = gather(ws, &like);
+    std::vector<Shape> shapes;
+    for (const Sample* s : order) shapes.push_back(s->shape);
+    Batch out;
+    out.allocate(*ws.host_pool, like->dtype(), shapes, like->layout());
+    const size_t esize = dtype_size(like->dtype());
+    ws.thread_pool->parallel_for(static_cast<int64_t>(order.size()), [&](int64_t i, int) {
+      std::memcpy(out[i].data, order[i]->data, static_cast<size_t>(volume(order[i]->shape)) * esize);
+      out[i].source = order[i]->source;
+    });
+    ws.outputs = {std::move(out)};
+  }
+
+ protected:
+  // The samples of both parts in the whole batch's order (and sets the outputs' origins);
+  // `like`: the part whose type and layout the output takes.
+  std::vector<const Sample*> gather(Workspace& ws, const Batch** like) {
     const Batch& t = ws.input(0);
     const Batch& f = ws.input(1);
     const int pred_index = spec_.tensor_args.at("predicate");
     const Batch& pred = *ws.arg_inputs.at(pred_index);
     check(t, f);
     // An empty part may not know its type (a branch no sample took); the other part decides.
-    const Batch& like = t.dtype() != DType::kNone ? t : f;
+    *like = t.dtype() != DType::kNone ? &t : &f;
     std::vector<const Sample*> order(pred.size());
     size_t nt = 0, nf = 0;
     for (size_t i = 0; i < pred.size(); ++i) {
@@ -96,24 +117,18 @@ class Merge : public Operator {
       order[i] = &part[k++];
     }
     STOKER_ASSERT(nt == t.size() && nf == f.size(), "merge: a branch has more samples than its predicate says");
-    std::vector<Shape> shapes;
-    for (const Sample* s : order) shapes.push_back(s->shape);
-    Batch out;
-    out.allocate(*ws.host_pool, like.dtype(), shapes, like.layout());
-    const size_t esize = dtype_size(like.dtype());
-    ws.thread_pool->parallel_for(static_cast<int64_t>(order.size()), [&](int64_t i, int) {
-      std::memcpy(out[i].data, order[i]->data, static_cast<size_t>(volume(order[i]->shape)) * esize);
-      out[i].source = order[i]->source;
-    });
-    ws.outputs = {std::move(out)};
     ws.output_origins = {ws.arg_origins.at(pred_index)};
+    return order;
   }
 
  private:
   void check(const Batch& t, const Batch& f) const {
     std::string what;
-    if (t.memory() != MemoryKind::kHost || f.memory() != MemoryKind::kHost)
-      what = "one is on the GPU; the CPU backend merges CPU data";
+    // A part no sample took may have no memory kind of its own yet.
+    auto wrong_memory = [&](const Batch& b) { return b.dtype() != DType::kNone && b.memory() != memory_; };
+    if (wrong_memory(t) || wrong_memory(f))
+      what = memory_ == MemoryKind::kHost ? "one is on the GPU; the CPU backend merges CPU data"
+                                          : "one is on the CPU; the GPU backend merges GPU data";
     else if (t.dtype() != DType::kNone && f.dtype() != DType::kNone && t.dtype() != f.dtype())
       what = std::string("its type is ") + dtype_name(t.dtype()) + " in the `if` branch and " +
              dtype_name(f.dtype()) + " in the `else` branch";
@@ -131,8 +146,31 @@ class Merge : public Operator {
              "the same (with fn.cast, fn.reshape, ...).");
   }
 
+  MemoryKind memory_;
   std::string what_ = "a variable";
 };
+
+#ifdef STOKER_WITH_CUDA
+// The GPU backend of merge: the same order, the samples copied on the pipeline's stream.
+class MergeGpu final : public Merge {
+ public:
+  explicit MergeGpu(const OpSpec& spec) : Merge(spec, MemoryKind::kDevice) {}
+  void run_batch(Workspace& ws) override {
+    const Batch* like = nullptr;
+    std::vector<const Sample*> order = gather(ws, &like);
+    std::vector<Shape> shapes;
+    for (const Sample* s : order) shapes.push_back(s->shape);
+    Batch out = allocate_device_batch(ws, like->dtype(), shapes, like->layout());
+    std::vector<kernels::cuda::CopyJob> jobs;
+    for (size_t i = 0; i < order.size(); ++i) {
+      out[i].source = order[i]->source;
+      jobs.push_back(kernels::cuda::dense_copy_job(order[i]->data, out[i].data, volume(order[i]->shape)));
+    }
+    kernels::cuda::strided_copy_gpu(ws, dtype_size(like->dtype()), jobs);
+    ws.outputs = {std::move(out)};
+  }
+};
+#endif
 
 // `not x` and the operands of `and` / `or`: one scalar per sample on the CPU; `and`/`or` also
 // need booleans (as in DALI), `not` takes any type and gives a boolean.
@@ -180,7 +218,8 @@ STOKER_REGISTER_OP_NAMED(conditional_split, "_conditional.split") {
             .doc = "The condition: a scalar per sample.", .tensor = true})
       .arg({.name = "_if_stmt", .type = ArgType::kBool, .default_value = true,
             .doc = "Accepted for DALI's sake."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Split>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Split>(s); })
+      STOKER_GPU_VIEW(Split);
 }
 
 STOKER_REGISTER_OP_NAMED(conditional_merge, "_conditional.merge") {
@@ -191,7 +230,11 @@ STOKER_REGISTER_OP_NAMED(conditional_merge, "_conditional.merge") {
             .doc = "The condition the parts were split by.", .tensor = true})
       .arg({.name = "_name", .type = ArgType::kString, .optional = true,
             .doc = "The variable merged, for messages."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Merge>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Merge>(s); })
+#ifdef STOKER_WITH_CUDA
+      .backend(Backend::kGPU, [](const OpSpec& s) { return std::make_unique<MergeGpu>(s); })
+#endif
+      ;
 }
 
 STOKER_REGISTER_OP_NAMED(conditional_not, "_conditional.not_") {

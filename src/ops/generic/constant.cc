@@ -4,6 +4,10 @@
 #include <cstring>
 
 #include "core/convert.h"
+#include "kernels/cuda/copy_gpu.h"
+#include "kernels/cuda/lookup_gpu.h"
+#include "ops/generic/gpu_twin.h"
+#include "pipeline/gpu_batch.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -206,6 +210,32 @@ class FillOp : public Operator {
     });
   }
 
+  // The GPU twin of full (the other fills are HostGpuTwins): fill_value has the output's type,
+  // so the output is fill_value broadcast, a strided copy with steps of 0 where it repeats.
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    STOKER_ASSERT(kind_ == Fill::kFull, "FillOp::run_gpu: only full runs on the GPU this way");
+    require_device_input(ws);
+    const Batch& fill = ws.input(0);
+    const OutputDesc& d = descs[0];
+    ws.outputs.assign(1, allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+    std::vector<kernels::cuda::CopyJob> jobs(fill.size());
+    for (size_t i = 0; i < fill.size(); ++i) {
+      const Shape& os = d.shapes[i];
+      const Shape& fs = fill.shape(i);
+      const std::vector<int64_t> dense = kernels::cuda::dense_strides(fs);
+      std::vector<int64_t> in_stride(os.size(), 0);
+      const size_t off = os.size() - fs.size();
+      for (size_t k = 0; k < fs.size(); ++k) in_stride[off + k] = fs[k] == 1 ? 0 : dense[k];
+      if (!kernels::cuda::make_copy_job(&jobs[i], fill[i].data, ws.outputs[0][i].data, os, in_stride,
+                                        kernels::cuda::dense_strides(os)))
+        fail(ErrorKind::kUnsupported,
+             spec_.display_name() + ": the GPU backend broadcasts fill_value over up to " +
+                 std::to_string(kernels::cuda::kMaxCopyDims) + " distinct dimensions; sample " +
+                 std::to_string(i) + " needs more (output shape " + to_string(os) + ").");
+    }
+    kernels::cuda::strided_copy_gpu(ws, dtype_size(d.dtype), jobs);
+  }
+
  private:
   Fill kind_;
   DType dtype_ = DType::kNone;
@@ -295,6 +325,34 @@ class OneHot : public Operator {
     });
   }
 
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    const OutputDesc& d = descs[0];
+    ws.outputs.assign(1, allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+    Batch& out = ws.outputs[0];
+    uint64_t on = 0, off = 0;
+    visit_dtype(dtype_, [&](auto tout) {
+      using Out = decltype(tout);
+      auto cast = [](double v) {
+        if constexpr (std::is_integral_v<Out>) v = std::trunc(v);
+        return convert_sat<Out>(v);
+      };
+      Out a = cast(on_), b = cast(off_);
+      std::memcpy(&on, &a, sizeof(Out));
+      std::memcpy(&off, &b, sizeof(Out));
+    });
+    std::vector<kernels::cuda::OneHotJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Shape& os = out.shape(i);
+      int64_t outer = 1, inner = 1;
+      for (int k = 0; k < axis_pos_; ++k) outer *= os[k];
+      for (size_t k = axis_pos_ + 1; k < os.size(); ++k) inner *= os[k];
+      jobs[i] = {in[i].data, out[i].data, outer, inner};
+    }
+    kernels::cuda::one_hot_gpu(ws, in.dtype(), dtype_size(dtype_), num_classes_, on, off, jobs);
+  }
+
  private:
   int64_t num_classes_ = 0, axis_ = -1;
   bool axis_given_ = false, scalar_ = false;
@@ -364,6 +422,27 @@ class LookupTable : public Operator {
     });
   }
 
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    const OutputDesc& d = descs[0];
+    ws.outputs.assign(1, allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+    std::vector<uint64_t> table(table_.size(), 0);
+    uint64_t dflt = 0;
+    visit_dtype(dtype_, [&](auto tout) {
+      using Out = decltype(tout);
+      for (size_t k = 0; k < table.size(); ++k) {
+        Out v = convert_sat<Out>(table_[k]);
+        std::memcpy(&table[k], &v, sizeof(Out));
+      }
+      Out v = convert_sat<Out>(default_);
+      std::memcpy(&dflt, &v, sizeof(Out));
+    });
+    std::vector<kernels::cuda::LookupJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) jobs[i] = {in[i].data, ws.outputs[0][i].data, volume(in.shape(i))};
+    kernels::cuda::lookup_gpu(ws, in.dtype(), dtype_size(dtype_), table, dflt, jobs);
+  }
+
  private:
   DType dtype_;
   float default_ = 0;
@@ -395,7 +474,8 @@ STOKER_REGISTER_OP_NAMED(constant, "constant") {
             .doc = "Output type; float32 for fdata, int32 for idata when not given."})
       .arg({.name = "layout", .type = ArgType::kString, .default_value = std::string(""),
             .doc = "Layout of the output (one letter per dimension of shape)."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Constant>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Constant>(s); })
+      STOKER_GPU_HOST_TWIN(Constant);
 }
 
 STOKER_REGISTER_OP_NAMED(full, "full") {
@@ -403,7 +483,8 @@ STOKER_REGISTER_OP_NAMED(full, "full") {
              "its type.")
       .inputs(1, 1, {"fill_value"}).outputs(1);
   shape_layout_args(schema, "");
-  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<FillOp>(s, Fill::kFull); });
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<FillOp>(s, Fill::kFull); })
+      STOKER_GPU_TWIN_WITH(FillOp, Fill::kFull);
 }
 
 STOKER_REGISTER_OP_NAMED(full_like, "full_like") {
@@ -419,7 +500,8 @@ STOKER_REGISTER_OP_NAMED(zeros, "zeros") {
       .arg({.name = "dtype", .type = ArgType::kDType,
             .default_value = int64_t{static_cast<int>(DType::kInt32)}, .doc = "Output type."});
   shape_layout_args(schema, "");
-  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<FillOp>(s, Fill::kZeros); });
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<FillOp>(s, Fill::kZeros); })
+      STOKER_GPU_HOST_TWIN_WITH(FillOp, Fill::kZeros);
 }
 
 STOKER_REGISTER_OP_NAMED(ones, "ones") {
@@ -428,7 +510,8 @@ STOKER_REGISTER_OP_NAMED(ones, "ones") {
       .arg({.name = "dtype", .type = ArgType::kDType,
             .default_value = int64_t{static_cast<int>(DType::kInt32)}, .doc = "Output type."});
   shape_layout_args(schema, "");
-  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<FillOp>(s, Fill::kOnes); });
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<FillOp>(s, Fill::kOnes); })
+      STOKER_GPU_HOST_TWIN_WITH(FillOp, Fill::kOnes);
 }
 
 STOKER_REGISTER_OP_NAMED(zeros_like, "zeros_like") {
@@ -436,7 +519,8 @@ STOKER_REGISTER_OP_NAMED(zeros_like, "zeros_like") {
       .inputs(1, 1, {"data_like"}).outputs(1)
       .arg({.name = "dtype", .type = ArgType::kDType, .optional = true,
             .doc = "Output type instead of data_like's."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<FillOp>(s, Fill::kZerosLike); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<FillOp>(s, Fill::kZerosLike); })
+      STOKER_GPU_HOST_TWIN_WITH(FillOp, Fill::kZerosLike);
 }
 
 STOKER_REGISTER_OP_NAMED(ones_like, "ones_like") {
@@ -444,7 +528,8 @@ STOKER_REGISTER_OP_NAMED(ones_like, "ones_like") {
       .inputs(1, 1, {"data_like"}).outputs(1)
       .arg({.name = "dtype", .type = ArgType::kDType, .optional = true,
             .doc = "Output type instead of data_like's."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<FillOp>(s, Fill::kOnesLike); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<FillOp>(s, Fill::kOnesLike); })
+      STOKER_GPU_HOST_TWIN_WITH(FillOp, Fill::kOnesLike);
 }
 
 STOKER_REGISTER_OP_NAMED(one_hot, "one_hot") {
@@ -464,7 +549,8 @@ STOKER_REGISTER_OP_NAMED(one_hot, "one_hot") {
             .doc = "The value elsewhere (cast to dtype)."})
       .arg({.name = "dtype", .type = ArgType::kDType,
             .default_value = int64_t{static_cast<int>(DType::kFloat32)}, .doc = "Output type."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<OneHot>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<OneHot>(s); })
+      STOKER_GPU_TWIN(OneHot);
 }
 
 STOKER_REGISTER_OP_NAMED(lookup_table, "lookup_table") {
@@ -481,7 +567,8 @@ STOKER_REGISTER_OP_NAMED(lookup_table, "lookup_table") {
             .default_value = int64_t{static_cast<int>(DType::kFloat32)}, .doc = "Output type."})
       .arg({.name = "output_dtype", .type = ArgType::kDType, .optional = true,
             .doc = "Old name of dtype.", .deprecated_alias = true, .alias_of = "dtype"})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<LookupTable>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<LookupTable>(s); })
+      STOKER_GPU_TWIN(LookupTable);
 }
 
 }  // namespace stoker

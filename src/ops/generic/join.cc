@@ -2,6 +2,9 @@
 // axis (cat) or a new one (stack).
 #include <cstring>
 
+#include "kernels/cuda/copy_gpu.h"
+#include "ops/generic/gpu_twin.h"
+#include "pipeline/gpu_batch.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -128,6 +131,37 @@ class Join : public Operator {
       }
   }
 
+  // The GPU twin: per sample and input, a copy of (outer) rows of its block into the output rows.
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    const int n_in = static_cast<int>(ws.inputs.size());
+    for (int j = 0; j < n_in; ++j) require_device_input(ws, j);
+    const OutputDesc& d = descs[0];
+    ws.outputs.assign(1, allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+    const size_t elem = dtype_size(d.dtype);
+    std::vector<kernels::cuda::CopyJob> jobs;
+    for (size_t i = 0; i < d.shapes.size(); ++i) {
+      const Shape& s0 = ws.input(0).shape(i);
+      int64_t outer = 1, inner = 1;
+      for (int k = 0; k < axis_; ++k) outer *= s0[k];
+      for (size_t k = axis_ + (new_axis_ ? 0 : 1); k < s0.size(); ++k) inner *= s0[k];
+      int64_t row = 0;
+      std::vector<int64_t> block(n_in);
+      for (int j = 0; j < n_in; ++j) {
+        block[j] = (new_axis_ ? 1 : ws.input(j).shape(i)[axis_]) * inner;
+        row += block[j];
+      }
+      auto* dst = static_cast<uint8_t*>(ws.outputs[0][i].data);
+      for (int j = 0; j < n_in; ++j) {
+        kernels::cuda::CopyJob job;
+        kernels::cuda::make_copy_job(&job, ws.input(j)[i].data, dst, Shape{outer, block[j]},
+                                     {block[j], 1}, {row, 1});
+        jobs.push_back(job);
+        dst += block[j] * elem;
+      }
+    }
+    kernels::cuda::strided_copy_gpu(ws, elem, jobs);
+  }
+
  private:
   bool new_axis_;
   int axis_ = 0;  // this iteration's, in [0, output ndim)
@@ -146,7 +180,8 @@ STOKER_REGISTER_OP_NAMED(cat, "cat") {
              "dimensions.");
   join_args(schema, "The axis to join along (default 0), in [-ndim, ndim-1]; negative ones count from the back.",
             "The layout name of the axis to join along (instead of axis).");
-  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Join>(s, false); });
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Join>(s, false); })
+      STOKER_GPU_TWIN_WITH(Join, false);
 }
 
 STOKER_REGISTER_OP_NAMED(stack, "stack") {
@@ -154,7 +189,8 @@ STOKER_REGISTER_OP_NAMED(stack, "stack") {
   join_args(schema, "The position of the new axis in the output (default 0), in [-ndim, ndim]; ndim (or -1) "
                     "interleaves the inputs' values.",
             "One character: the new axis' name, inserted into the input layout at axis.");
-  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Join>(s, true); });
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Join>(s, true); })
+      STOKER_GPU_TWIN_WITH(Join, true);
 }
 
 }  // namespace stoker

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "ops/generic/gpu_twin.h"
 #include "ops/generic/shared_view.h"
 #include "pipeline/operator.h"
 
@@ -401,7 +402,8 @@ STOKER_REGISTER_OP_NAMED(reshape, "reshape") {
   schema.doc("Treats the input as if it had another shape and/or layout. The data is not copied: "
              "the output shares the input's memory.");
   reshape_args(schema);
-  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Reshape>(s); });
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Reshape>(s); })
+      STOKER_GPU_VIEW(Reshape);
 }
 
 STOKER_REGISTER_OP_NAMED(reinterpret, "reinterpret") {
@@ -411,7 +413,8 @@ STOKER_REGISTER_OP_NAMED(reinterpret, "reinterpret") {
   reshape_args(schema);
   schema.arg({.name = "dtype", .type = ArgType::kDType, .optional = true,
               .doc = "The output element type; the sample's size in bytes stays the same."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Reshape>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Reshape>(s); })
+      STOKER_GPU_VIEW(Reshape);
 }
 
 STOKER_REGISTER_OP_NAMED(squeeze, "squeeze") {
@@ -422,7 +425,8 @@ STOKER_REGISTER_OP_NAMED(squeeze, "squeeze") {
             .doc = "Indices of the dimensions to remove (negative ones count from the back).", .tensor = true})
       .arg({.name = "axis_names", .type = ArgType::kString, .optional = true,
             .doc = "Layout names of the dimensions to remove."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Squeeze>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Squeeze>(s); })
+      STOKER_GPU_VIEW(Squeeze);
 }
 
 STOKER_REGISTER_OP_NAMED(expand_dims, "expand_dims") {
@@ -433,7 +437,8 @@ STOKER_REGISTER_OP_NAMED(expand_dims, "expand_dims") {
       .arg({.name = "axes", .type = ArgType::kIntList, .doc = "Positions of the new dimensions in the output."})
       .arg({.name = "new_axis_names", .type = ArgType::kString, .default_value = std::string(),
             .doc = "Names of the new dimensions in the layout, one per axis."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ExpandDims>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ExpandDims>(s); })
+      STOKER_GPU_VIEW(ExpandDims);
 }
 
 }  // namespace stoker

@@ -3,8 +3,12 @@
 #include <cstring>
 
 #include "core/convert.h"
+#include "kernels/cuda/cast_gpu.h"
+#include "kernels/cuda/copy_gpu.h"
 #include "ops/generic/cast_value.h"
+#include "ops/generic/gpu_twin.h"
 #include "ops/generic/shared_view.h"
+#include "pipeline/gpu_batch.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -75,6 +79,16 @@ class Copy : public Operator {
     const Batch& in = ws.input(0);
     if (size_t n = in.sample_bytes(i)) std::memcpy(ws.output(0)[i].data, in[i].data, n);
   }
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    const OutputDesc& d = descs[0];
+    ws.outputs.assign(1, allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+    std::vector<kernels::cuda::CopyJob> jobs;
+    for (size_t i = 0; i < in.size(); ++i)
+      jobs.push_back(kernels::cuda::dense_copy_job(in[i].data, ws.outputs[0][i].data, volume(in.shape(i))));
+    kernels::cuda::strided_copy_gpu(ws, dtype_size(in.dtype()), jobs);
+  }
 };
 
 class CastLike : public Operator {
@@ -97,6 +111,15 @@ class CastLike : public Operator {
         for (int64_t k = 0; k < n; ++k) dst[k] = cast_value<Out>(src[k]);
       });
     });
+  }
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    const OutputDesc& d = descs[0];
+    ws.outputs.assign(1, allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+    std::vector<kernels::cuda::CastJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) jobs[i] = {in[i].data, ws.outputs[0][i].data, volume(in.shape(i))};
+    kernels::cuda::cast_gpu(ws, d.dtype, in.dtype(), jobs);
   }
 };
 
@@ -210,6 +233,24 @@ class SequenceRearrange : public Operator {
     for (size_t k = 0; k < orders_[i].size(); ++k)
       if (frame) std::memcpy(dst + k * frame, src + orders_[i][k] * frame, frame);
   }
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    const OutputDesc& d = descs[0];
+    ws.outputs.assign(1, allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+    const size_t elem = dtype_size(in.dtype());
+    std::vector<kernels::cuda::CopyJob> jobs;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Shape& s = in.shape(i);
+      const int64_t frame = s[0] ? volume(s) / s[0] : 0;
+      const auto* src = static_cast<const uint8_t*>(in[i].data);
+      auto* dst = static_cast<uint8_t*>(ws.outputs[0][i].data);
+      for (size_t k = 0; k < orders_[i].size(); ++k)
+        jobs.push_back(kernels::cuda::dense_copy_job(src + orders_[i][k] * frame * elem,
+                                                     dst + k * frame * elem, frame));
+    }
+    kernels::cuda::strided_copy_gpu(ws, elem, jobs);
+  }
 
  private:
   std::vector<std::vector<int64_t>> orders_;  // this iteration's, per sample
@@ -222,7 +263,8 @@ STOKER_REGISTER_OP_NAMED(shapes, "shapes") {
       .inputs(1, 1, {"input"}).outputs(1)
       .arg({.name = "dtype", .type = ArgType::kDType, .default_value = int64_t{static_cast<int>(DType::kInt64)},
             .doc = "The element type of the output: int32, uint32, int64, uint64, float32 or float64."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Shapes>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Shapes>(s); })
+      STOKER_GPU_HOST_TWIN(Shapes);
 }
 
 STOKER_REGISTER_OP_NAMED(get_property, "get_property") {
@@ -232,19 +274,22 @@ STOKER_REGISTER_OP_NAMED(get_property, "get_property") {
       .inputs(1, 1, {"input"}).outputs(1)
       .arg({.name = "key", .type = ArgType::kString, .doc = "The property: \"layout\" or \"source_info\".",
             .choices = {"layout", "source_info"}})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<GetProperty>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<GetProperty>(s); })
+      STOKER_GPU_HOST_TWIN(GetProperty);
 }
 
 STOKER_REGISTER_OP_NAMED(copy, "copy") {
   schema.doc("A copy of the input.")
       .inputs(1, 1, {"input"}).outputs(1)
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Copy>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Copy>(s); })
+      STOKER_GPU_TWIN(Copy);
 }
 
 STOKER_REGISTER_OP_NAMED(cast_like, "cast_like") {
   schema.doc("Casts the first input to the element type of the second (as fn.cast does).")
       .inputs(2, 2, {"input", "like"}).outputs(1)
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<CastLike>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<CastLike>(s); })
+      STOKER_GPU_TWIN(CastLike);
 }
 
 STOKER_REGISTER_OP_NAMED(element_extract, "element_extract") {
@@ -252,7 +297,8 @@ STOKER_REGISTER_OP_NAMED(element_extract, "element_extract") {
              "frame at that index (FHWC in, HWC out). The outputs share the input's memory.")
       .inputs(1, 1, {"input"}).outputs(1)
       .arg({.name = "element_map", .type = ArgType::kIntList, .doc = "Indices of the frames to extract."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ElementExtract>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ElementExtract>(s); })
+      STOKER_GPU_VIEW(ElementExtract);
 }
 
 STOKER_REGISTER_OP_NAMED(per_frame, "per_frame") {
@@ -262,7 +308,8 @@ STOKER_REGISTER_OP_NAMED(per_frame, "per_frame") {
       .arg({.name = "replace", .type = ArgType::kBool, .default_value = false,
             .doc = "With a layout that does not start with 'F': replace its first character "
                    "with 'F' (True) or raise an error (False)."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<PerFrame>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<PerFrame>(s); })
+      STOKER_GPU_VIEW(PerFrame);
 }
 
 STOKER_REGISTER_OP_NAMED(sequence_rearrange, "sequence_rearrange") {
@@ -271,7 +318,8 @@ STOKER_REGISTER_OP_NAMED(sequence_rearrange, "sequence_rearrange") {
       .inputs(1, 1, {"input"}).outputs(1)
       .arg({.name = "new_order", .type = ArgType::kIntList, .doc = "The input frame of each output frame.",
             .tensor = true})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<SequenceRearrange>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<SequenceRearrange>(s); })
+      STOKER_GPU_TWIN(SequenceRearrange);
 }
 
 }  // namespace stoker

@@ -15,6 +15,7 @@ inline Batch view_of(const Batch& in, DType dtype, std::string layout) {
   Batch out(dtype, std::move(layout), in.memory(), in.device());
   out.resize(in.size());
   for (size_t i = 0; i < in.size(); ++i) out[i] = in[i];
+  out.on_export = in.on_export;  // device memory: a consumer's stream still holds its reuse back
   return out;
 }
 

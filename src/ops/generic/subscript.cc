@@ -5,6 +5,9 @@
 #include <string>
 
 #include "kernels/cpu/geometry/strided_copy.h"
+#include "kernels/cuda/copy_gpu.h"
+#include "ops/generic/gpu_twin.h"
+#include "pipeline/gpu_batch.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -60,6 +63,35 @@ class TensorSubscript : public Operator {
     const Window& w = windows_[i];
     kernels::strided_copy(ws.output(0)[i].data, in[i].data, in.shape(i), w.start, w.step, w.count,
                           dtype_size(in.dtype()));
+  }
+
+  // The GPU twin: the same windows, every sample in one strided copy.
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    const OutputDesc& d = descs[0];
+    ws.outputs.assign(1, allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+    const size_t elem = dtype_size(in.dtype());
+    std::vector<kernels::cuda::CopyJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Window& w = windows_[i];
+      const std::vector<int64_t> dense = kernels::cuda::dense_strides(in.shape(i));
+      std::vector<int64_t> in_stride(w.count.size());
+      int64_t offset = 0;
+      for (size_t k = 0; k < w.count.size(); ++k) {
+        in_stride[k] = dense[k] * w.step[k];
+        offset += dense[k] * w.start[k];
+      }
+      const auto* src = static_cast<const uint8_t*>(in[i].data) + offset * static_cast<int64_t>(elem);
+      if (!kernels::cuda::make_copy_job(&jobs[i], src, ws.outputs[0][i].data, w.count, in_stride,
+                                        kernels::cuda::dense_strides(w.count)))
+        fail(ErrorKind::kUnsupported,
+             spec_.display_name() + ": the GPU backend reads windows of up to " +
+                 std::to_string(kernels::cuda::kMaxCopyDims) + " strided dimensions; sample " +
+                 std::to_string(i) + " needs more (input shape " + to_string(in.shape(i)) +
+                 "). Index on the CPU, or reshape first.");
+    }
+    kernels::cuda::strided_copy_gpu(ws, elem, jobs);
   }
 
  private:
@@ -225,7 +257,8 @@ STOKER_REGISTER_OP_NAMED(tensor_subscript, "_tensor_subscript") {
         .arg({.name = arg_name("step", k), .type = ArgType::kInt, .optional = true,
               .doc = "The step of slice k.", .tensor = true});
   }
-  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<TensorSubscript>(s); });
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<TensorSubscript>(s); })
+      STOKER_GPU_TWIN(TensorSubscript);
 }
 
 }  // namespace stoker

@@ -48,6 +48,8 @@ class ToGpu : public Operator {
 STOKER_REGISTER_OP_NAMED(to_gpu, "_to_gpu") {
   schema.doc("Copies a CPU batch to the GPU (what DataNode.gpu() inserts).")
       .inputs(1, 1, {"input"}).outputs(1)
+      .arg({.name = "_display_name", .type = ArgType::kString, .optional = true,
+            .doc = "How messages name it (\".gpu()\")."})
       .backend(Backend::kMixed, [](const OpSpec& s) { return std::make_unique<ToGpu>(s); });
 }
 

@@ -4,11 +4,14 @@
 #include "ops/image/decoder_mixed.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <string>
 
+#include "core/convert.h"
 #include "ops/image/image_types.h"
 #include "ops/image/resample_args.h"
 
@@ -45,11 +48,19 @@ ImageDecoderBase::ImageDecoderBase(const OpSpec& spec) : Operator(spec) {
                                         image_type_name(t) + ".");
   }
   dtype_ = static_cast<DType>(spec.get<int64_t>("dtype"));
-  if (dtype_ != DType::kUInt8 && dtype_ != DType::kUInt16 && dtype_ != DType::kFloat32)
-    spec.arg_error("dtype", std::string("must be UINT8, UINT16 or FLOAT, got ") + dtype_name(dtype_) + ".");
-  if (ycbcr_ && dtype_ == DType::kUInt16)
-    spec.arg_error("output_type", "YCbCr is given as UINT8 or FLOAT, not UINT16; decode as RGB "
-                                  "UINT16, or YCbCr UINT8 / FLOAT.");
+  switch (dtype_) {
+    case DType::kUInt8: case DType::kUInt16: case DType::kFloat32:
+    case DType::kInt8: case DType::kInt16: case DType::kInt32: case DType::kUInt32: break;
+    default:
+      spec.arg_error("dtype", std::string("must be UINT8, UINT16, FLOAT, INT8, INT16, INT32 or UINT32 "
+                                          "(as DALI), got ") + dtype_name(dtype_) + ".");
+  }
+  if (ycbcr_ && dtype_ != DType::kUInt8 && dtype_ != DType::kFloat32) {
+    std::string name = dtype_name(dtype_);  // as DALI's types name it: UINT16
+    for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    spec.arg_error("output_type", "YCbCr is given as UINT8 or FLOAT, not " + name +
+                                      "; decode as RGB " + name + ", or YCbCr UINT8 / FLOAT.");
+  }
   base_.apply_orientation = spec.get<bool>("adjust_orientation");
   base_.fast_idct = spec.get<bool>("use_fast_idct");
   base_.limits.max_pixels = spec.get<int64_t>("max_pixels");
@@ -62,10 +73,28 @@ void ImageDecoderBase::fill_fallback(Workspace& ws, int64_t i) const {
   int64_t n = volume(out.shape(i));
   if (dtype_ == DType::kUInt8) {
     std::fill_n(out.data<uint8_t>(i), n, static_cast<uint8_t>(fallback_value_));
-  } else if (dtype_ == DType::kFloat32) {  // the value as a decoded uint8 pixel reads in FLOAT
-    std::fill_n(out.data<float>(i), n, static_cast<float>(fallback_value_) * (1.0f / 255.0f));
-  } else {
+  } else if (dtype_ == DType::kUInt16) {
     std::fill_n(out.data<uint16_t>(i), n, static_cast<uint16_t>(fallback_value_));
+  } else {  // the value as a decoded uint8 pixel reads in this type
+    visit_dtype(dtype_, [&](auto t) {
+      using T = decltype(t);
+      std::fill_n(out.data<T>(i), n, from_u8<T>(static_cast<uint8_t>(fallback_value_)));
+    });
+  }
+}
+
+// A decoded 8-bit value in another type, as DALI 2.4 converts it (checked on all 256 values):
+// v * (1/255) in float32 (FLOAT stops there), then times the type's largest value in float32,
+// rounded to nearest even and saturated.
+template <typename T>
+T ImageDecoderBase::from_u8(uint8_t v) {
+  const float f = static_cast<float>(v) * (1.0f / 255.0f);
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(f);
+  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    return convert_sat<T>(f * static_cast<float>(std::numeric_limits<T>::max()));
+  } else {
+    return T(f);
   }
 }
 
@@ -238,14 +267,20 @@ void ImageDecoderBase::decode_sample(Workspace& ws, int64_t i) {
 // in studio range (Y 16..235, Cb/Cr 16..240) from the RGB pixels, each product in float32 and
 // rounded half away from zero; FLOAT is the uint8 value times 1/255 (so 0..1); YCbCr in FLOAT
 // is the same sums on those 0..1 RGB values, not rounded, with DALI's offsets 0.0625 and 0.5
-// (16/256 and 128/256, so not exactly the 8-bit YCbCr / 255).
+// (16/256 and 128/256, so not exactly the 8-bit YCbCr / 255). INT8, INT16, INT32 and UINT32 are
+// from_u8's.
 void ImageDecoderBase::convert_decoded(const uint8_t* src, void* dst, const Shape& s) const {
   const int64_t n = volume(s);
   const bool to_float = dtype_ == DType::kFloat32;
   constexpr float kNorm = 1.0f / 255.0f;
   if (!ycbcr_) {
-    float* f = static_cast<float*>(dst);
-    for (int64_t k = 0; k < n; ++k) f[k] = static_cast<float>(src[k]) * kNorm;
+    visit_dtype(dtype_, [&](auto t) {
+      using T = decltype(t);
+      T lut[256];
+      for (int v = 0; v < 256; ++v) lut[v] = from_u8<T>(static_cast<uint8_t>(v));
+      T* d = static_cast<T*>(dst);
+      for (int64_t k = 0; k < n; ++k) d[k] = lut[src[k]];
+    });
     return;
   }
   auto round_sat = [](float v) {
@@ -314,8 +349,9 @@ void ImageDecoderBase::add_args(OpSchema& schema) {
             .doc = "Color space of the output: RGB, BGR, GRAY, YCbCr (ITU-R BT.601, studio "
                    "range, as DALI) or ANY_DATA (the file's own channels)."})
       .arg({.name = "dtype", .type = ArgType::kDType, .default_value = int64_t{0},
-            .doc = "Output element type: UINT8, UINT16 (16-bit PNGs kept exact) or FLOAT (the "
-                   "8-bit values scaled to 0..1, as DALI)."})
+            .doc = "Output element type: UINT8, UINT16 (16-bit PNGs kept exact), FLOAT (the "
+                   "8-bit values scaled to 0..1, as DALI), or INT8, INT16, INT32, UINT32 (the "
+                   "8-bit values scaled to 0..the type's largest value, as DALI)."})
       .arg({.name = "adjust_orientation", .type = ArgType::kBool, .default_value = true,
             .doc = "Rotate and flip as the image's EXIF orientation says."})
       .arg({.name = "use_fast_idct", .type = ArgType::kBool, .default_value = false,
@@ -368,11 +404,18 @@ void ImageDecoderBase::add_args(OpSchema& schema) {
 void ImageDecoderBase::prepare_mixed() {
   // nvJPEG has no DCT-domain scaling on CUDA cores: the mixed decoders decode at full size.
   if (resize_) resize_->dct_downscale = false;
-  if (converts())
+  if (converts()) {
+    std::string what = "YCbCr";
+    if (!ycbcr_) {
+      what = dtype_name(dtype_);  // as DALI's types name it: FLOAT, INT16
+      if (what == "float32") what = "float";
+      for (char& c : what) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
     spec_.arg_error(ycbcr_ ? "output_type" : "dtype",
-                    std::string("is ") + (ycbcr_ ? "YCbCr" : "FLOAT") + ", which device='mixed' "
-                    "does not produce yet; decode on the CPU (device='cpu'), or decode to uint8 "
-                    "RGB and convert after (fn.color_space_conversion, fn.cast).");
+                    "is " + what + ", which device='mixed' does not produce yet; decode on the CPU "
+                    "(device='cpu'), or decode to uint8 RGB and convert after "
+                    "(fn.color_space_conversion, fn.cast).");
+  }
   mixed_backend_ = true;  // no decode_ahead: the GPU decodes
 }
 

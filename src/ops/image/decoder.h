@@ -86,7 +86,9 @@ class ImageDecoderBase : public Operator {
   bool mixed_backend_ = false;  // set by prepare_mixed()
   // output_type=YCbCr or dtype=FLOAT: the image is decoded as RGB / uint8 into a staging buffer
   // and converted into the output (convert_decoded).
-  bool converts() const { return ycbcr_ || dtype_ == DType::kFloat32; }
+  bool converts() const { return ycbcr_ || (dtype_ != DType::kUInt8 && dtype_ != DType::kUInt16); }
+  template <typename T>
+  static T from_u8(uint8_t v);
   void convert_decoded(const uint8_t* src, void* dst, const Shape& s) const;
   // Decodes sample i (planned in `p`) into dst, of shape s and type dtype_.
   void decode_into(const SamplePlan& p, const uint8_t* data, size_t size, void* dst, const Shape& s);

@@ -8,18 +8,17 @@
 #include <type_traits>
 
 #include "core/convert.h"
+#include "kernels/arith_op.h"
+#include "kernels/cuda/arithmetic_gpu.h"
+#include "ops/generic/gpu_twin.h"
+#include "pipeline/gpu_batch.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
 namespace {
 
-enum class Op { kAdd, kSub, kMul, kDiv, kFloorDiv, kMod, kMin, kMax, kPow, kFPow, kAtan2, kClamp,
-                kEq, kNe, kLt, kLe, kGt, kGe, kAnd, kOr, kXor, kNeg, kAbs,
-                kSqrt, kRsqrt, kCbrt, kExp, kLog, kLog2, kLog10, kFabs, kFloor, kCeil,
-                kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kTanh, kAsinh, kAcosh, kAtanh };
-
-// kFloat: computed in floating point; integer and boolean operands give float32, as in DALI.
-enum class Kind { kArith, kCompare, kBitwise, kFloat };
+using Op = ArithOp;
+using Kind = ArithKind;
 
 // bool_ok: the operation takes operands that are all booleans (DALI refuses the others, which
 // would give a boolean result of no clear meaning: True + True).
@@ -346,11 +345,65 @@ class Arithmetic : public Operator {
     });
   }
 
+  // The GPU twin: the same setup, then every sample in one launch (kernels/cuda/arithmetic_gpu).
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    namespace kc = kernels::cuda;
+    for (size_t k = 0; k < ws.inputs.size(); ++k)
+      if (ws.input(static_cast<int>(k)).memory() != MemoryKind::kDevice)
+        fail(ErrorKind::kInvalidArgument,
+             spec_.display_name() + ": operand " + std::to_string(k) + " is on the CPU and another "
+             "on the GPU; move it with .gpu() (constants and Python numbers need nothing).");
+    const OutputDesc& d = descs[0];
+    ws.outputs.assign(1, allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+    Batch& out = ws.outputs[0];
+    const int arity = info_->arity;
+    kc::ArithOperand proto[3];
+    bool tensor_divisor = false;
+    for (int a = 0; a < arity; ++a) {
+      const Operand& o = ops_[a];
+      if (o.batch) {
+        proto[a].dtype = o.batch->dtype();
+        tensor_divisor = tensor_divisor || a == 1;
+        continue;
+      }
+      visit_dtype(compute_, [&](auto tc) {
+        using C = decltype(tc);
+        C v = is_float(o.dtype) ? convert_sat<C>(o.constant) : convert_sat<C>(static_cast<int64_t>(o.constant));
+        if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>)
+          if (a == 1 && v == 0 && (info_->op == Op::kFloorDiv || info_->op == Op::kMod) && !out.empty())
+            zero_divisor(0, out.shape(0), 0);
+        std::memcpy(&proto[a].constant, &v, sizeof(C));
+      });
+    }
+    std::vector<kc::ArithJob> jobs(out.size());
+    std::vector<std::vector<int64_t>> shapes(arity);
+    for (size_t i = 0; i < out.size(); ++i) {
+      for (int a = 0; a < arity; ++a) {
+        proto[a].data = ops_[a].batch ? (*ops_[a].batch)[i].data : nullptr;
+        shapes[a] = ops_[a].batch ? ops_[a].batch->shape(i) : Shape{};
+      }
+      if (!kc::make_arith_job(&jobs[i], out[i].data, out.shape(i), proto, shapes, arity))
+        fail(ErrorKind::kUnsupported,
+             spec_.display_name() + ": the GPU backend broadcasts over up to " +
+                 std::to_string(kc::kMaxArithDims) + " distinct dimensions; sample " +
+                 std::to_string(i) + " needs more (output shape " + to_string(out.shape(i)) +
+                 "). Reshape the operands to fewer dimensions, or compute on the CPU.");
+    }
+    const bool check_zero = tensor_divisor && is_integer_type(compute_) &&
+                            (info_->op == Op::kFloorDiv || info_->op == Op::kMod);
+    kc::ZeroDivisor z = kc::arithmetic_gpu(ws, info_->op, arity, compute_, jobs, check_zero);
+    if (z.sample >= 0) zero_divisor(z.index, out.shape(z.sample), z.sample);
+  }
+
  private:
-  [[noreturn]] void zero_divisor(int64_t j, const Shape& oshape) const {
+  static bool is_integer_type(DType t) { return !is_float(t) && t != DType::kBool; }
+
+  // `gpu_sample`: the sample, named as the executor names a CPU sample that fails.
+  [[noreturn]] void zero_divisor(int64_t j, const Shape& oshape, int64_t gpu_sample = -1) const {
     std::string where = oshape.empty() ? "" : " at index " + index_string(j, oshape) + " of the result";
+    const std::string sample = gpu_sample >= 0 ? " [sample " + std::to_string(gpu_sample) + "]" : "";
     fail(ErrorKind::kInvalidArgument,
-         spec_.display_name() + ": integer division by zero: the divisor is 0" + where + " (" +
+         spec_.display_name() + sample + ": integer division by zero: the divisor is 0" + where + " (" +
              dtype_name(compute_) + " operands). Integer // and % have no value there: keep the "
              "divisor nonzero (e.g. math.max(d, 1)), or divide floats (x / d gives inf).");
   }
@@ -439,7 +492,8 @@ STOKER_REGISTER_OP_NAMED(arithmetic, "arithmetic_generic") {
             .doc = "Each constant's position among the operands (0: the left one)."})
       .arg({.name = "_display_name", .type = ArgType::kString, .optional = true,
             .doc = "How messages name the operation (\"operator //\", \"math.sqrt\")."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Arithmetic>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Arithmetic>(s); })
+      STOKER_GPU_TWIN(Arithmetic);
 }
 
 }  // namespace stoker

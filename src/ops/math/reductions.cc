@@ -6,6 +6,9 @@
 #include "core/convert.h"
 #include "kernels/cpu/geometry/normalize.h"
 #include "kernels/cpu/math/reduce.h"
+#include "kernels/cuda/reduce_gpu.h"
+#include "ops/generic/gpu_twin.h"
+#include "pipeline/gpu_batch.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -103,7 +106,9 @@ class Reduction : public Operator {
       for (size_t i = 0; i < in.size(); ++i) {
         const Shape& ms = mean.shape(i);
         Shape kept = kernels::reduced_shape(in.shape(i), reduced_);
-        if (volume(ms) != 1 && ms != d.shapes[i] && ms != kept)
+        // One value, or one per output element in either form (the reduced axes kept or not:
+        // reductions.mean gives the one its keep_dims says).
+        if (volume(ms) != 1 && ms != kept && ms != out_shape_nokeep(in.shape(i)))
           fail(ErrorKind::kInvalidArgument,
                spec_.display_name() + ": the mean of sample " + std::to_string(i) + " has shape " +
                    to_string(ms) + "; it must be one value or have the reduced shape " +
@@ -140,6 +145,35 @@ class Reduction : public Operator {
         store(out, i, moment(ws, i, src, shape, m));
       }
     });
+  }
+
+  // The GPU twin: the same setup, every output element of the batch in one or two launches.
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    namespace kc = kernels::cuda;
+    require_device_input(ws);
+    if (has_mean_input(red_)) require_device_input(ws, 1);
+    const Batch& in = ws.input(0);
+    const OutputDesc& d = descs[0];
+    ws.outputs.assign(1, allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+    std::vector<kc::ReduceJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (!kc::make_reduce_job(&jobs[i], in[i].data, ws.outputs[0][i].data, in.shape(i), reduced_))
+        fail(ErrorKind::kUnsupported,
+             spec_.display_name() + ": the GPU backend reduces samples whose kept and reduced axes "
+             "each merge into up to " + std::to_string(kc::kMaxReduceDims) + " dimensions; sample " +
+             std::to_string(i) + " (shape " + to_string(in.shape(i)) + ") needs more. Reshape it first.");
+      if (has_mean_input(red_)) {
+        jobs[i].mean = ws.input(1)[i].data;
+        jobs[i].mean_n = volume(ws.input(1).shape(i));
+      }
+    }
+    const kc::ReduceKind kinds[] = {kc::ReduceKind::kMin, kc::ReduceKind::kMax, kc::ReduceKind::kSum,
+                                    kc::ReduceKind::kMean, kc::ReduceKind::kMeanSquare,
+                                    kc::ReduceKind::kMeanSquare, kc::ReduceKind::kVariance,
+                                    kc::ReduceKind::kVariance};
+    const DType mean_type = has_mean_input(red_) ? ws.input(1).dtype() : DType::kFloat32;
+    kc::reduce_gpu(ws, kinds[static_cast<int>(red_)], in_dtype_, out_dtype_, mean_type, ddof_,
+                   red_ == Red::kRms || red_ == Red::kStdDev, jobs);
   }
 
  private:
@@ -246,7 +280,8 @@ void reduction_schema(OpSchema& s, Red red, const std::string& doc) {
   if (has_mean_input(red))
     s.arg({.name = "ddof", .type = ArgType::kInt, .default_value = int64_t{0},
            .doc = "Delta degrees of freedom: the divisor is N - ddof."});
-  s.backend(Backend::kCPU, [red](const OpSpec& sp) { return std::make_unique<Reduction>(sp, red); });
+  s.backend(Backend::kCPU, [red](const OpSpec& sp) { return std::make_unique<Reduction>(sp, red); })
+      STOKER_GPU_TWIN_WITH(Reduction, red);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // random.uniform, random.coin_flip, random.normal: per-sample random values drawn from the
 // counter-based stream of (seed, operator instance, iteration, sample).
 #include "core/convert.h"
+#include "ops/generic/gpu_twin.h"
 #include "ops/random/random_common.h"
 #include "pipeline/operator.h"
 
@@ -97,7 +98,8 @@ STOKER_REGISTER_OP_NAMED(random_uniform, "random.uniform") {
             .tensor = true})
       .backend(Backend::kCPU, [](const OpSpec& s) {
         return std::make_unique<RandomOp>(s, Dist::kUniform, DType::kFloat32);
-      });
+      })
+      STOKER_GPU_HOST_TWIN_WITH(RandomOp, Dist::kUniform, DType::kFloat32);
 }
 
 STOKER_REGISTER_OP_NAMED(random_coin_flip, "random.coin_flip") {
@@ -107,7 +109,8 @@ STOKER_REGISTER_OP_NAMED(random_coin_flip, "random.coin_flip") {
             .doc = "Probability of 1.", .tensor = true, .min = 0.0, .max = 1.0})
       .backend(Backend::kCPU, [](const OpSpec& s) {
         return std::make_unique<RandomOp>(s, Dist::kCoin, DType::kInt32);
-      });
+      })
+      STOKER_GPU_HOST_TWIN_WITH(RandomOp, Dist::kCoin, DType::kInt32);
 }
 
 STOKER_REGISTER_OP_NAMED(random_normal, "random.normal") {
@@ -118,7 +121,8 @@ STOKER_REGISTER_OP_NAMED(random_normal, "random.normal") {
             .doc = "Standard deviation.", .tensor = true, .min = 0.0})
       .backend(Backend::kCPU, [](const OpSpec& s) {
         return std::make_unique<RandomOp>(s, Dist::kNormal, DType::kFloat32);
-      });
+      })
+      STOKER_GPU_HOST_TWIN_WITH(RandomOp, Dist::kNormal, DType::kFloat32);
 }
 
 }  // namespace stoker

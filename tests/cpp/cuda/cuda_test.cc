@@ -253,6 +253,23 @@ TEST(CudaPool, PinnedAllocateFreeReuseAndStats) {
   }
 }
 
+TEST(CudaPool, ClosedPoolKeepsNothingAndGivesLaterReleasesBack) {
+  SKIP_WITHOUT_GPU();
+  CudaStream s(0);
+  auto pool = std::make_shared<StreamOrderedPool>(pinned_resource(), "test");
+  const size_t cls = MemoryPool::size_class(1000);
+  auto kept = pool->allocate(1000, s.get());  // a batch the consumer keeps
+  { auto cached = pool->allocate(5000, s.get()); }
+  EXPECT_EQ(pool->stats().reserved, cls + MemoryPool::size_class(5000));
+  pool->close();  // the pipeline is gone: the cached block goes back at once
+  EXPECT_EQ(pool->stats().reserved, cls);
+  kept.reset();  // and the kept one when the consumer drops it
+  EXPECT_EQ(pool->stats().reserved, 0u);
+  EXPECT_EQ(pool->stats().allocated, 0u);
+  { auto later = pool->allocate(100, s.get()); }  // still works, uncached
+  EXPECT_EQ(pool->stats().reserved, 0u);
+}
+
 TEST(CudaPool, DeviceBlockWaitsForItsStreamBeforeAnotherMayHaveIt) {
   SKIP_WITHOUT_GPU();
   CudaStream a(0), b(0);
