@@ -42,6 +42,7 @@ if [ "${STOKER_TEST_DEPS:-0}" = 1 ]; then
   python3 -c "import lmdb" 2>/dev/null || _need_pip+=("lmdb")  # writes the LMDB test fixtures
   python3 -c "import tifffile" 2>/dev/null || _need_pip+=("tifffile")  # writes tiled/planar TIFF fixtures
   python3 -c "import pycocotools" 2>/dev/null || _need_pip+=("pycocotools")  # readers.coco masks reference
+  python3 -c "import numba" 2>/dev/null || _need_pip+=("numba")  # compiles numba_function's run_fn/setup_fn
   # DALI 2.4 itself, the reference the DALI-semantics tests compare against (its CPU operators
   # run without a GPU).
   python3 -c "import nvidia.dali" 2>/dev/null || _need_pip+=("nvidia-dali-cuda130==2.4.0")

@@ -126,3 +126,21 @@ def test_run_a_dali_script_from_the_command_line(tmp_path):
                        capture_output=True, text=True, env=os.environ.copy(), timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "shape (3, 2) ['--flag']"
+
+
+def test_uninstall_gives_back_a_real_dali_imported_before():
+    # Its native modules cannot be imported twice in one process: they must come back as they were.
+    if not real_dali_installed():
+        pytest.skip("the real DALI is not installed here")
+    import nvidia.dali as real
+    import nvidia.dali.fn as real_fn
+    compat.install(replace_dali=True)
+    try:
+        import nvidia.dali
+        assert nvidia.dali is stoker
+    finally:
+        compat.uninstall()
+    import nvidia
+    import nvidia.dali
+    assert nvidia.dali is real and sys.modules["nvidia.dali.fn"] is real_fn
+    assert nvidia.dali.fn.readers.file is real_fn.readers.file

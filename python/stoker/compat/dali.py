@@ -40,6 +40,10 @@ _ALIASES = {
     "nvidia.dali.plugin.pytorch": "stoker.plugin.pytorch",
     "nvidia.dali.plugin.jax": "stoker.plugin.jax",
     "nvidia.dali.plugin.tf": "stoker.plugin.tf",
+    "nvidia.dali.plugin.numba": "stoker.plugin.numba",
+    "nvidia.dali.plugin.numba.experimental": "stoker.plugin.numba.experimental",
+    "nvidia.dali.plugin.numba.fn": "stoker.plugin.numba.fn",
+    "nvidia.dali.plugin.numba.fn.experimental": "stoker.plugin.numba.fn.experimental",
 }
 _PREFIXES = {"nvidia.dali.fn.": "stoker.fn.", "nvidia.dali.ops.": "stoker.ops."}
 
@@ -90,6 +94,7 @@ class _DaliAliasFinder(importlib.abc.MetaPathFinder):
 
 _finder = None
 _created_nvidia = False
+_shadowed = {}  # the real DALI's modules install(replace_dali=True) hid; uninstall() puts them back
 
 
 def installed():
@@ -126,7 +131,10 @@ def install(replace_dali=False):
     _finder = _DaliAliasFinder()
     sys.meta_path.insert(0, _finder)
     for name in [n for n in sys.modules if n == _ROOT or n.startswith(_ROOT + ".")]:
-        del sys.modules[name]  # a real DALI imported before (replace_dali=True)
+        _shadowed[name] = sys.modules.pop(name)  # a real DALI imported before (replace_dali=True)
+    _shadowed_attr = getattr(nvidia, "dali", None)
+    if _shadowed_attr is not None:
+        _shadowed["nvidia.dali (attribute)"] = _shadowed_attr
     sys.modules[_ROOT] = stoker
     nvidia.dali = stoker
     # fn and ops are plain modules whose submodules (fn.readers, ...) live only in sys.modules,
@@ -153,6 +161,13 @@ def uninstall():
     if _created_nvidia:
         sys.modules.pop("nvidia", None)
         _created_nvidia = False
+    # A real DALI this process had imported before comes back as it was (its native modules
+    # cannot be imported a second time).
+    real = _shadowed.pop("nvidia.dali (attribute)", None)
+    sys.modules.update(_shadowed)
+    _shadowed.clear()
+    if real is not None and nvidia is not None:
+        nvidia.dali = real
 
 
 def _main(argv):
