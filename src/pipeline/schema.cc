@@ -221,13 +221,14 @@ ArgValue OpSchema::check_arg(const std::string& arg_name, const ArgValue& v) con
 }
 
 void OpSchema::check_required(const std::map<std::string, ArgValue>& args,
-                              const std::vector<std::string>& tensor_args) const {
+                              const std::vector<std::string>& tensor_args,
+                              const std::string& who) const {
   for (const ArgDef& a : args_) {
     if (a.default_value || a.optional) continue;
     if (args.count(a.name)) continue;
     if (std::find(tensor_args.begin(), tensor_args.end(), a.name) != tensor_args.end()) continue;
     fail(ErrorKind::kInvalidArgument,
-         "fn." + name_ + ": the argument '" + a.name + "' is required (" + a.doc + ").");
+         who + ": the argument '" + a.name + "' is required (" + a.doc + ").");
   }
 }
 

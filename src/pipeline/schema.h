@@ -87,9 +87,10 @@ class OpSchema {
   // (ints widened to floats where floats are expected, scalars to one-element lists...).
   // Throws Error(kInvalidArgument / kTypeMismatch) naming the operator and the argument.
   ArgValue check_arg(const std::string& arg_name, const ArgValue& v) const;
-  // Throws unless every required argument is present.
+  // Throws unless every required argument is present; the message starts with `who` (the
+  // operator as OpSpec::display_name() names it: "fn.rotate (train.py:12)").
   void check_required(const std::map<std::string, ArgValue>& args,
-                      const std::vector<std::string>& tensor_args) const;
+                      const std::vector<std::string>& tensor_args, const std::string& who) const;
 
  private:
   std::string name_, doc_;

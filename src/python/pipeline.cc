@@ -46,7 +46,7 @@ GraphOp make_op(const py::dict& d, int64_t instance, uint64_t pipeline_seed) {
   }
   std::vector<std::string> tnames;
   for (auto& [n, i] : s.tensor_args) tnames.push_back(n);
-  s.schema->check_required(s.args, tnames);
+  s.schema->check_required(s.args, tnames, s.display_name());
   for (const ArgDef& a : s.schema->args())
     if (!s.args.count(a.name) && a.default_value && !s.tensor_args.count(a.name)) s.args[a.name] = *a.default_value;
   for (py::handle h : d["inputs"].cast<py::list>()) g.inputs.push_back(parse_ref(h));

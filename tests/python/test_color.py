@@ -32,12 +32,18 @@ def run(graph, files, batch_size, output_type=types.RGB):
     return [[np.asarray(t[i]) for i in range(len(t))] for t in outs]
 
 
+def round_half_away(x):
+    """Nearest integer, halves away from zero (DALI's colour operators: 2.5 -> 3, -0.5 -> -1)."""
+    t = np.trunc(x)
+    return t + np.trunc(2 * (x - t))
+
+
 def sat_round(x, dtype):
     dt = np.dtype(dtype)
     if dt.kind == "f":
         return x.astype(dt)
     info = np.iinfo(dt)
-    return np.clip(np.rint(np.nan_to_num(x)), info.min, info.max).astype(dt)
+    return np.clip(round_half_away(np.nan_to_num(x)), info.min, info.max).astype(dt)
 
 
 def assert_close_int(actual, expected, max_err=1, max_mismatch=1e-3):

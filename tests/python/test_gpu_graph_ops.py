@@ -371,12 +371,40 @@ def test_external_source_on_the_gpu():
             np.testing.assert_array_equal(a, b)
 
 
-def test_mixed_decoder_names_the_dtypes_it_does_not_produce_yet(jpeg_dir):
+@pytest.mark.parametrize("dtype", [types.INT16, types.UINT32, types.FLOAT, types.INT8])
+def test_mixed_decoder_dtypes_convert_as_the_cpu_does(jpeg_dir, dtype):
+    # nvJPEG's pixels are not libjpeg's, so the typed output is compared with the mixed
+    # decoder's own uint8 pixels converted as the CPU decoder converts them (DALI's rule).
+    @pipeline_def(batch_size=4, num_threads=2, device_id=0)
+    def pipe():
+        jpegs, _ = fn.readers.file(file_root=str(jpeg_dir))
+        return (fn.decoders.image(jpegs, device="mixed"),
+                fn.decoders.image(jpegs, device="mixed", dtype=dtype),
+                fn.decoders.image_crop(jpegs, device="mixed", crop=(20, 30)),
+                fn.decoders.image_crop(jpegs, device="mixed", dtype=dtype, crop=(20, 30)))
+
+    p = pipe()
+    p.build()
+    dt = types.to_numpy_dtype(dtype)
+    for _ in range(2):
+        for u8, typed in zip(*[iter(p.run())] * 2):
+            for a, b in zip(host(u8), host(typed)):
+                f = a.astype(np.float32) * np.float32(1 / 255)
+                if dt.kind == "f":
+                    want = f
+                else:
+                    top = np.iinfo(dt).max
+                    want = np.clip(np.rint((f * np.float32(top)).astype(np.float64)), 0, top).astype(dt)
+                assert b.dtype == dt
+                np.testing.assert_array_equal(b, want)
+
+
+def test_mixed_decoder_refuses_ycbcr_for_now(jpeg_dir):
     @pipeline_def(batch_size=2, num_threads=1, device_id=0)
     def pipe():
         jpegs, _ = fn.readers.file(file_root=str(jpeg_dir))
-        return fn.decoders.image(jpegs, device="mixed", dtype=types.INT16)
+        return fn.decoders.image(jpegs, device="mixed", output_type=types.YCbCr)
 
-    with pytest.raises(ValueError, match=r"argument 'dtype' is INT16, which device='mixed' does "
-                                         r"not produce yet; decode on the CPU"):
+    with pytest.raises(ValueError, match=r"argument 'output_type' is YCbCr, which device='mixed' "
+                                         r"does not produce yet; decode on the CPU"):
         pipe().build()

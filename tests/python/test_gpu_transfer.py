@@ -57,6 +57,10 @@ def test_gpu_samples_go_to_torch_without_a_copy(jpeg_dir):
         t = torch.from_dlpack(gi[i])
         assert t.is_cuda and t.data_ptr() == gi[i].data_ptr()
         assert np.array_equal(t.cpu().numpy(), np.asarray(ci[i]))
+    whole = gi.as_tensor()  # the dense batch as one TensorGPU, as DALI's as_tensor()
+    assert whole.shape() == [len(ci)] + list(ci[0].shape) and whole.layout() == "NCHW"
+    assert np.array_equal(np.asarray(whole.as_cpu()), ci.as_array())
+    assert torch.from_dlpack(whole).data_ptr() == gi.data_ptr()
 
 
 @needs_gpu

@@ -23,11 +23,13 @@ def photos(jpeg_files):
 
 
 def test_linear_antialias_matches_pillow(photos):
+    # Pillow renormalises the filter taps at the borders, DALI (and stoker's default) repeats
+    # the edge pixel: the outer frame (as wide as the widened filter) differs, the rest agrees.
     images, out = decode_and_resize(photos, resize_x=224, resize_y=160)
     assert out.layout() == "HWC" and out.dtype == types.UINT8
     for i in range(len(photos)):
         ref = np.asarray(Image.fromarray(images[i]).resize((224, 160), Image.BILINEAR))
-        diff = np.abs(out[i].astype(int) - ref)
+        diff = np.abs(out[i].astype(int) - ref)[2:-2, 2:-2]
         assert out[i].shape == (160, 224, 3)
         assert diff.mean() <= 0.5 and diff.max() <= 10, (photos[i], diff.mean(), diff.max())
 

@@ -24,8 +24,15 @@ struct AffineDesc {
   float offset[3];
 };
 
-// color_affine_impl.inc's store<Out>: saturate, round half to even, NaN to 0; int32 saturates
-// at the largest float below 2^31 (and that value itself goes to INT32_MAX), as the CPU does.
+// color_affine_impl.inc's round_half_away.
+__device__ __forceinline__ float round_half_away(float v) {
+  const float t = truncf(v);
+  return fabsf(v - t) >= 0.5f ? t + copysignf(1.0f, v) : t;
+}
+
+// color_affine_impl.inc's store<Out>: saturate, round half away from zero, NaN to 0; int32
+// saturates at the largest float below 2^31 (and that value itself goes to INT32_MAX), as the
+// CPU does.
 template <typename Out>
 __device__ __forceinline__ Out store_color(float v) {
   if constexpr (std::is_same_v<Out, float>) {
@@ -37,9 +44,10 @@ __device__ __forceinline__ Out store_color(float v) {
     v = v >= -2147483648.0f ? v : -2147483648.0f;
     v = v <= 2147483520.0f ? v : 2147483520.0f;
     if (v >= 2147483520.0f) return INT32_MAX;
-    return static_cast<int32_t>(rintf(v));
+    return static_cast<int32_t>(round_half_away(v));
   } else {
-    return convert_sat_dev<Out>(v);  // <= 16-bit integers: NaN 0, rint, saturate
+    // <= 16-bit integers: NaN 0, saturate (the value is integral: rint changes nothing)
+    return v != v ? Out(0) : convert_sat_dev<Out>(round_half_away(v));
   }
 }
 

@@ -117,7 +117,7 @@ void common_args(OpSchema& s) {
   s.inputs(1, 1, {"input"}).outputs(1).input_layouts({"HWC", "FHWC", "DHWC"})
       .arg({.name = "dtype", .type = ArgType::kDType, .optional = true,
             .doc = "Output data type. If not set, the input type is used. Integer outputs are "
-                   "rounded (ties to even) and saturated."})
+                   "rounded (halves away from zero, as DALI) and saturated."})
       .backend(Backend::kCPU, [](const OpSpec& sp) { return std::make_unique<BrightnessContrast>(sp); })
       STOKER_GPU_TWIN(BrightnessContrast);
 }

@@ -105,11 +105,11 @@ OpSchema& common(OpSchema& s, Kind kind) {
     s.arg({.name = "dtype", .type = ArgType::kDType,
            .default_value = int64_t{static_cast<int>(DType::kUInt8)},
            .doc = "The output data type (DALI's default: UINT8, whatever the input type). Integer "
-                  "outputs are rounded (ties to even) and saturated."});
+                  "outputs are rounded (halves away from zero, as DALI) and saturated."});
   else
     s.arg({.name = "dtype", .type = ArgType::kDType, .optional = true,
            .doc = "Output data type. If not set, the input type is used. Integer outputs are "
-                  "rounded (ties to even) and saturated."});
+                  "rounded (halves away from zero, as DALI) and saturated."});
   s.backend(Backend::kCPU, [kind](const OpSpec& sp) { return std::make_unique<ColorTwist>(sp, kind); })
       STOKER_GPU_TWIN_WITH(ColorTwist, kind);
   return s;

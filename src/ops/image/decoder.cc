@@ -83,20 +83,6 @@ void ImageDecoderBase::fill_fallback(Workspace& ws, int64_t i) const {
   }
 }
 
-// A decoded 8-bit value in another type, as DALI 2.4 converts it (checked on all 256 values):
-// v * (1/255) in float32 (FLOAT stops there), then times the type's largest value in float32,
-// rounded to nearest even and saturated.
-template <typename T>
-T ImageDecoderBase::from_u8(uint8_t v) {
-  const float f = static_cast<float>(v) * (1.0f / 255.0f);
-  if constexpr (std::is_floating_point_v<T>) {
-    return static_cast<T>(f);
-  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    return convert_sat<T>(f * static_cast<float>(std::numeric_limits<T>::max()));
-  } else {
-    return T(f);
-  }
-}
 
 CropWindow2D ImageDecoderBase::window(Workspace&, int64_t, int64_t height, int64_t width) {
   return CropWindow2D{0, 0, height, width};
@@ -404,6 +390,12 @@ void ImageDecoderBase::add_args(OpSchema& schema) {
 void ImageDecoderBase::prepare_mixed() {
   // nvJPEG has no DCT-domain scaling on CUDA cores: the mixed decoders decode at full size.
   if (resize_) resize_->dct_downscale = false;
+  if (converts() && !ycbcr_) {
+    // FLOAT, INT8, INT16, INT32, UINT32: decoded as uint8 like any image, then converted on the
+    // GPU through a table of from_u8's 256 values (run_batch_mixed's last step): the CPU's values.
+    mixed_out_ = dtype_;
+    dtype_ = DType::kUInt8;
+  }
   if (converts()) {
     std::string what = "YCbCr";
     if (!ycbcr_) {

@@ -10,11 +10,13 @@
 // 1/8 of the size with libjpeg's DCT scaling, as long as the window then still has at least as
 // many pixels as the output on both axes; the resampling then starts from fewer pixels.
 #pragma once
+#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "codecs/image_codec.h"
+#include "core/convert.h"
 #include "kernels/cpu/imgproc/resample.h"
 #include "ops/image/random_crop_attr.h"
 #include "pipeline/operator.h"
@@ -54,6 +56,7 @@ class ImageDecoderBase : public Operator {
   void prepare_mixed();
   std::shared_ptr<MixedBatch> prepare_batch_mixed(Workspace& ws);
   void run_batch_mixed(Workspace& ws);
+  void convert_mixed(Workspace& ws);
   // The mixed backend: images decoded so far by the JPEG engines, by nvJPEG on CUDA cores and
   // by the CPU, and how many of the GPU ones decoded just the window kept.
   std::vector<std::pair<std::string, int64_t>> mixed_counters() const;
@@ -84,11 +87,25 @@ class ImageDecoderBase : public Operator {
   void decode_ahead(Workspace& ws, OutputDesc& d);
   Shape fallback_shape() const;
   bool mixed_backend_ = false;  // set by prepare_mixed()
+  // The output type of a mixed decoder that decodes uint8 and converts after (prepare_mixed).
+  DType mixed_out_ = DType::kNone;
   // output_type=YCbCr or dtype=FLOAT: the image is decoded as RGB / uint8 into a staging buffer
   // and converted into the output (convert_decoded).
   bool converts() const { return ycbcr_ || (dtype_ != DType::kUInt8 && dtype_ != DType::kUInt16); }
+  // A decoded 8-bit value in another type, as DALI 2.4 converts it (checked on all 256
+  // values): v * (1/255) in float32 (FLOAT stops there), then times the type's largest value in
+  // float32, rounded to nearest even and saturated.
   template <typename T>
-  static T from_u8(uint8_t v);
+  static T from_u8(uint8_t v) {
+    const float f = static_cast<float>(v) * (1.0f / 255.0f);
+    if constexpr (std::is_floating_point_v<T>) {
+      return static_cast<T>(f);
+    } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      return convert_sat<T>(f * static_cast<float>(std::numeric_limits<T>::max()));
+    } else {
+      return T(f);
+    }
+  }
   void convert_decoded(const uint8_t* src, void* dst, const Shape& s) const;
   // Decodes sample i (planned in `p`) into dst, of shape s and type dtype_.
   void decode_into(const SamplePlan& p, const uint8_t* data, size_t size, void* dst, const Shape& s);

@@ -29,6 +29,7 @@
 
 #include "codecs/nvjpeg/nvjpeg_decoder.h"
 #include "core/cuda/cuda_util.h"
+#include "kernels/cuda/lookup_gpu.h"
 #include "kernels/cuda/resample_gpu.h"
 #include "kernels/cuda/slice_gpu.h"
 #include "ops/image/decoder.h"
@@ -400,7 +401,30 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
     mixed_->routed[static_cast<int>(route[i])]++;
     if (route[i] != Route::kCpu && !decoded[i].whole()) mixed_->windows++;
   }
+  if (mixed_out_ != DType::kNone) convert_mixed(ws);
   // The scratch and staging blocks return to the pools here; the pools wait for the stream.
+}
+
+// The decoded uint8 images to mixed_out_, each value through a table of from_u8's (the CPU
+// decoder's conversion, so the values are the CPU's).
+void ImageDecoderBase::convert_mixed(Workspace& ws) {
+  const Batch& u8 = ws.outputs[0];
+  Batch out = allocate_device_batch(ws, mixed_out_, u8.shapes(), u8.layout());
+  std::vector<uint64_t> table(256, 0);
+  visit_dtype(mixed_out_, [&](auto t) {
+    using T = decltype(t);
+    for (int v = 0; v < 256; ++v) {
+      const T x = from_u8<T>(static_cast<uint8_t>(v));
+      std::memcpy(&table[v], &x, sizeof(T));
+    }
+  });
+  std::vector<kernels::cuda::LookupJob> jobs(u8.size());
+  for (size_t i = 0; i < u8.size(); ++i) {
+    jobs[i] = {u8[i].data, out[i].data, volume(u8.shape(i))};
+    out[i].source = u8[i].source;
+  }
+  kernels::cuda::lookup_gpu(ws, DType::kUInt8, dtype_size(mixed_out_), table, 0, jobs);
+  ws.outputs[0] = std::move(out);
 }
 
 std::vector<std::pair<std::string, int64_t>> ImageDecoderBase::mixed_counters() const {

@@ -201,10 +201,11 @@ STOKER_REGISTER_OP_NAMED(resize, "resize") {
       .arg({.name = "dtype", .type = ArgType::kDType, .optional = true,
             .doc = "Output type: UINT8, INT16, UINT16 or FLOAT (default: the input's)."})
       .arg({.name = "parity", .type = ArgType::kString, .default_value = std::string("default"),
-            .doc = "stoker: whose resize to reproduce: 'default' (DALI's filters, borders "
-                   "renormalised like Pillow's), 'pil' (Image.resize exactly: 8-bit rounding "
-                   "between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated "
-                   "borders, cubic a=-0.75, INTER_NEAREST's corner sampling).",
+            .doc = "stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge "
+                   "pixels repeated at the borders), 'pil' (Image.resize exactly: borders "
+                   "renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: "
+                   "no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner "
+                   "sampling).",
             .choices = {"default", "pil", "opencv"}})
       .arg({.name = "minibatch_size", .type = ArgType::kInt, .default_value = int64_t{32},
             .doc = "Accepted for DALI compatibility (a GPU batching hint).", .min = 1})

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/convert.h"
+#include "ops/generic/cast_value.h"  // round half away from zero, saturate: DALI's colour rounding
 #include "kernels/cpu/color/color_affine.h"
 #include "kernels/cpu/color/color_affine_isa.h"
 
@@ -81,11 +82,11 @@ TEST(ColorAffine, MixedTypes) {
   check_all<float, float16>(3, 1, 0, 1, 1e-3);
 }
 
-TEST(ColorAffine, SaturatesRoundsHalfToEvenAndMapsNaNToZero) {
+TEST(ColorAffine, SaturatesRoundsHalfAwayFromZeroAndMapsNaNToZero) {
   ColorAffine t;
   t.in_channels = t.out_channels = 1;
   t.m[0][0] = 1;
-  std::vector<float> in = {2.5f, 3.5f, -7.0f, 300.0f, NAN, 1e30f, -1e30f, INFINITY};
+  std::vector<float> in = {2.5f, 3.5f, -7.0f, 300.0f, NAN, 1e30f, -1e30f, INFINITY, -2.5f, 0.49999997f};
   std::vector<uint8_t> out(in.size());
   std::vector<int16_t> out16(in.size());
   std::vector<int32_t> out32(in.size());
@@ -95,9 +96,9 @@ TEST(ColorAffine, SaturatesRoundsHalfToEvenAndMapsNaNToZero) {
                      ImageView<const float>(in.data(), 1, in.size(), 1), t);
   apply_color_affine(ImageView<int32_t>(out32.data(), 1, in.size(), 1),
                      ImageView<const float>(in.data(), 1, in.size(), 1), t);
-  EXPECT_EQ(out, (std::vector<uint8_t>{2, 4, 0, 255, 0, 255, 0, 255}));
-  EXPECT_EQ(out16, (std::vector<int16_t>{2, 4, -7, 300, 0, 32767, -32768, 32767}));
-  EXPECT_EQ(out32, (std::vector<int32_t>{2, 4, -7, 300, 0, 2147483647, -2147483647 - 1, 2147483647}));
+  EXPECT_EQ(out, (std::vector<uint8_t>{3, 4, 0, 255, 0, 255, 0, 255, 0, 0}));
+  EXPECT_EQ(out16, (std::vector<int16_t>{3, 4, -7, 300, 0, 32767, -32768, 32767, -3, 0}));
+  EXPECT_EQ(out32, (std::vector<int32_t>{3, 4, -7, 300, 0, 2147483647, -2147483647 - 1, 2147483647, -3, 0}));
 }
 
 TEST(ColorAffine, NonFiniteValuesStayInTheirPixel) {
@@ -142,7 +143,7 @@ TEST(ColorAffine, MultiplyAdd) {
   multiply_add(f.data(), in.data(), in.size(), 1.7f, -20.5f);
   for (size_t k = 0; k < in.size(); ++k) {
     float v = in[k] * 1.7f - 20.5f;
-    EXPECT_EQ(a[k], convert_sat<uint8_t>(v));
+    EXPECT_EQ(a[k], cast_value<uint8_t>(v));
     EXPECT_EQ(b[k], a[k]);
     EXPECT_EQ(f[k], v);
   }
@@ -208,6 +209,7 @@ TEST(ColorTwistAffine, IdentityAndGreyAxis) {
 template <typename Out>
 void check_special_values() {
   const float specials[] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 254.5f, 255.5f, 256.0f, -7.0f,
+                            0.49999997f, -0.49999997f, 1.4999999f, 2.5000002f,
                             32766.5f, 32767.5f, -32768.5f, -32769.0f, 65534.5f, 65535.5f, 70000.0f,
                             NAN, INFINITY, -INFINITY, 1e30f, -1e30f, 3e9f, -3e9f, 123.456f};
   std::vector<float> in;
@@ -221,14 +223,14 @@ void check_special_values() {
   color_avx2::affine(ImageView<Out>(b.data(), 1, in.size(), 1), iv, t);
   color_avx2::multiply_add(m.data(), in.data(), in.size(), 1.0f, 0.0f);
   for (size_t k = 0; k < in.size(); ++k) {
-    Out want = convert_sat<Out>(in[k]);
+    Out want = cast_value<Out>(in[k]);
     EXPECT_EQ(double(a[k]), double(want)) << "base, value " << in[k] << " at " << k;
     EXPECT_EQ(double(b[k]), double(want)) << "avx2, value " << in[k] << " at " << k;
     EXPECT_EQ(double(m[k]), double(want)) << "multiply_add, value " << in[k] << " at " << k;
   }
 }
 
-TEST(ColorAffine, VectorPathsSaturateRoundAndMapNaNLikeConvertSat) {
+TEST(ColorAffine, VectorPathsSaturateRoundAndMapNaNLikeCastValue) {
   check_special_values<uint8_t>();
   check_special_values<int16_t>();
   check_special_values<uint16_t>();

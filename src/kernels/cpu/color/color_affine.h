@@ -2,7 +2,7 @@
 // contrast, colour space conversion, hsv, hue, saturation, colour twist) is a per-pixel affine map
 // out = M * in + offset with at most 3 channels on either side. The operator folds its arguments
 // into one ColorAffine per sample, once; the pixel loop then does one pass of float FMAs and a
-// saturating round (half to even, like OpenCV's saturate_cast) into the output type.
+// saturating round (halves away from zero, as DALI's colour operators round) into the output type.
 //
 // The matrices follow DALI: YCbCr is ITU-R BT.601 with studio range (Y in 16..235), grey is the
 // full-range luma 0.299 R + 0.587 G + 0.114 B, and hue/saturation/value are the linear
