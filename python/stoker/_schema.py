@@ -59,6 +59,14 @@ _ADAPTERS = {
 }
 
 
+# Operators whose number of outputs also depends on how many inputs they are given:
+# (kwargs, number of inputs) -> number of outputs.
+_OUTPUTS_BY_INPUTS = {
+    # anchor, shape, boxes (, labels with a labels input) (, bbox_indices)
+    "random_bbox_crop": lambda kw, n: 3 + (n > 1) + bool(kw.get("output_bbox_indices", False)),
+}
+
+
 def _adapter(op_name):
     a = _ADAPTERS.get(op_name)
     if a is None or callable(a):
@@ -173,6 +181,8 @@ def record_op(op_name, inputs, kwargs, default_device=None):
               else plain_arg(v, f"{where}: argument '{k}'") for k, v in kwargs.items()}
     if adapter is not None:
         kwargs, num_outputs, wrap = adapter(dict(kwargs))
+    if op_name in _OUTPUTS_BY_INPUTS:
+        num_outputs = _OUTPUTS_BY_INPUTS[op_name](kwargs, len(inputs))
     device = kwargs.pop("device", None)
     name = kwargs.pop("name", None)
     preserve = bool(kwargs.pop("preserve", False))

@@ -1,0 +1,15 @@
+# Files of src/kernels/cpu/detection: box arithmetic (IoU, matching, encoding, cropping).
+# Boxes and coordinates.
+list(APPEND STOKER_SOURCES
+  src/kernels/cpu/detection/boxes.cc
+)
+list(APPEND STOKER_TEST_SOURCES
+  tests/cpp/kernels/detection_boxes_test.cc
+)
+# Random crops that keep boxes.
+list(APPEND STOKER_SOURCES
+  src/kernels/cpu/detection/crop_boxes.cc
+)
+list(APPEND STOKER_TEST_SOURCES
+  tests/cpp/kernels/detection_crop_test.cc
+)

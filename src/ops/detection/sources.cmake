@@ -1,0 +1,10 @@
+# Files of src/ops/detection: the operators on bounding boxes and the SSD pipeline's crops.
+# Boxes and coordinates: bb_flip, coord_flip, bbox_paste, box_encoder.
+list(APPEND STOKER_SOURCES
+  src/ops/detection/boxes.cc
+  src/ops/detection/box_encoder.cc
+)
+# Random crops that keep boxes: random_bbox_crop.
+list(APPEND STOKER_SOURCES
+  src/ops/detection/random_bbox_crop.cc
+)
