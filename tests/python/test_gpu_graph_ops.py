@@ -399,12 +399,36 @@ def test_mixed_decoder_dtypes_convert_as_the_cpu_does(jpeg_dir, dtype):
                 np.testing.assert_array_equal(b, want)
 
 
-def test_mixed_decoder_refuses_ycbcr_for_now(jpeg_dir):
-    @pipeline_def(batch_size=2, num_threads=1, device_id=0)
+def _ycbcr_like_the_cpu(rgb, to_float):
+    """decoders.image's YCbCr (ImageDecoderBase::convert_decoded), float32 operation for
+    operation: BT.601 studio range, rounded halves away from zero for uint8."""
+    f32 = np.float32
+    ky, kc = f32(219) / f32(255), f32(224) / f32(255)
+    r, g, b = (rgb[..., c].astype(f32) for c in range(3))
+    if to_float:
+        r, g, b = (v * f32(1 / 255) for v in (r, g, b))
+    y0, c0 = (f32(0.0625), f32(0.5)) if to_float else (f32(16), f32(128))
+    y = r * (f32(0.299) * ky) + g * (f32(0.587) * ky) + b * (f32(0.114) * ky) + y0
+    cb = -r * (f32(0.168736) * kc) - g * (f32(0.331264) * kc) + b * (f32(0.5) * kc) + c0
+    cr = r * (f32(0.5) * kc) - g * (f32(0.418688) * kc) - b * (f32(0.081312) * kc) + c0
+    out = np.stack([y, cb, cr], -1)
+    if to_float:
+        return out
+    t = np.trunc(out)
+    return np.clip(t + np.trunc(f32(2) * (out - t)), 0, 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize("dtype", [types.UINT8, types.FLOAT])
+def test_mixed_decoder_ycbcr_converts_as_the_cpu_does(jpeg_dir, dtype):
+    @pipeline_def(batch_size=4, num_threads=2, device_id=0)
     def pipe():
         jpegs, _ = fn.readers.file(file_root=str(jpeg_dir))
-        return fn.decoders.image(jpegs, device="mixed", output_type=types.YCbCr)
+        return (fn.decoders.image(jpegs, device="mixed"),
+                fn.decoders.image(jpegs, device="mixed", output_type=types.YCbCr, dtype=dtype))
 
-    with pytest.raises(ValueError, match=r"argument 'output_type' is YCbCr, which device='mixed' "
-                                         r"does not produce yet; decode on the CPU"):
-        pipe().build()
+    p = pipe()
+    p.build()
+    for _ in range(2):
+        rgb, ycc = p.run()
+        for a, b in zip(host(rgb), host(ycc)):
+            np.testing.assert_array_equal(b, _ycbcr_like_the_cpu(a, dtype == types.FLOAT))

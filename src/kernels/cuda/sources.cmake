@@ -14,4 +14,5 @@ list(APPEND STOKER_CUDA_SOURCES
   src/kernels/cuda/lookup_gpu.cu
   src/kernels/cuda/normalize_gpu.cu
   src/kernels/cuda/reduce_gpu.cu
-  src/kernels/cuda/warp_gpu.cu)
+  src/kernels/cuda/warp_gpu.cu
+  src/kernels/cuda/ycbcr_gpu.cu)

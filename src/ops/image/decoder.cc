@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/convert.h"
+#include "kernels/cuda/ycbcr_gpu.h"
 #include "ops/image/image_types.h"
 #include "ops/image/resample_args.h"
 
@@ -255,6 +256,18 @@ void ImageDecoderBase::decode_sample(Workspace& ws, int64_t i) {
 // is the same sums on those 0..1 RGB values, not rounded, with DALI's offsets 0.0625 and 0.5
 // (16/256 and 128/256, so not exactly the 8-bit YCbCr / 255). INT8, INT16, INT32 and UINT32 are
 // from_u8's.
+kernels::cuda::YCbCrParams ImageDecoderBase::ycbcr_params(bool to_float) {
+  constexpr float kY = 219.0f / 255.0f, kC = 224.0f / 255.0f;
+  kernels::cuda::YCbCrParams p;
+  p.y[0] = 0.299f * kY, p.y[1] = 0.587f * kY, p.y[2] = 0.114f * kY;
+  p.cb[0] = 0.168736f * kC, p.cb[1] = 0.331264f * kC, p.cb[2] = 0.5f * kC;
+  p.cr[0] = 0.5f * kC, p.cr[1] = 0.418688f * kC, p.cr[2] = 0.081312f * kC;
+  p.y0 = to_float ? 0.0625f : 16.0f;
+  p.c0 = to_float ? 0.5f : 128.0f;
+  p.to_float = to_float;
+  return p;
+}
+
 void ImageDecoderBase::convert_decoded(const uint8_t* src, void* dst, const Shape& s) const {
   const int64_t n = volume(s);
   const bool to_float = dtype_ == DType::kFloat32;
@@ -273,17 +286,13 @@ void ImageDecoderBase::convert_decoded(const uint8_t* src, void* dst, const Shap
     const float r = std::trunc(v) + std::trunc(2.0f * (v - std::trunc(v)));
     return static_cast<uint8_t>(std::clamp(r, 0.0f, 255.0f));
   };
-  constexpr float kY = 219.0f / 255.0f, kC = 224.0f / 255.0f;
-  const float yr = 0.299f * kY, yg = 0.587f * kY, yb = 0.114f * kY;
-  const float br = 0.168736f * kC, bg = 0.331264f * kC, bb = 0.5f * kC;
-  const float rr = 0.5f * kC, rg = 0.418688f * kC, rb = 0.081312f * kC;
-  const float y0 = to_float ? 0.0625f : 16.0f, c0 = to_float ? 0.5f : 128.0f;
+  const kernels::cuda::YCbCrParams p = ycbcr_params(to_float);
   for (int64_t k = 0; k < n; k += 3) {
     float r = src[k], g = src[k + 1], b = src[k + 2];
     if (to_float) r *= kNorm, g *= kNorm, b *= kNorm;
-    const float y = r * yr + g * yg + b * yb + y0;
-    const float cb = -r * br - g * bg + b * bb + c0;
-    const float cr = r * rr - g * rg - b * rb + c0;
+    const float y = r * p.y[0] + g * p.y[1] + b * p.y[2] + p.y0;
+    const float cb = -r * p.cb[0] - g * p.cb[1] + b * p.cb[2] + p.c0;
+    const float cr = r * p.cr[0] - g * p.cr[1] - b * p.cr[2] + p.c0;
     if (to_float) {
       float* f = static_cast<float*>(dst) + k;
       f[0] = y, f[1] = cb, f[2] = cr;
@@ -390,23 +399,14 @@ void ImageDecoderBase::add_args(OpSchema& schema) {
 void ImageDecoderBase::prepare_mixed() {
   // nvJPEG has no DCT-domain scaling on CUDA cores: the mixed decoders decode at full size.
   if (resize_) resize_->dct_downscale = false;
-  if (converts() && !ycbcr_) {
-    // FLOAT, INT8, INT16, INT32, UINT32: decoded as uint8 like any image, then converted on the
-    // GPU through a table of from_u8's 256 values (run_batch_mixed's last step): the CPU's values.
-    mixed_out_ = dtype_;
-    dtype_ = DType::kUInt8;
-  }
   if (converts()) {
-    std::string what = "YCbCr";
-    if (!ycbcr_) {
-      what = dtype_name(dtype_);  // as DALI's types name it: FLOAT, INT16
-      if (what == "float32") what = "float";
-      for (char& c : what) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    }
-    spec_.arg_error(ycbcr_ ? "output_type" : "dtype",
-                    "is " + what + ", which device='mixed' does not produce yet; decode on the CPU "
-                    "(device='cpu'), or decode to uint8 RGB and convert after "
-                    "(fn.color_space_conversion, fn.cast).");
+    // FLOAT, INT8, INT16, INT32, UINT32 and YCbCr: decoded as uint8 RGB like any image, then
+    // converted on the GPU (run_batch_mixed's last step) with the CPU's arithmetic: a table of
+    // from_u8's 256 values, or the YCbCr sums in the same float32 operations.
+    mixed_out_ = dtype_;
+    mixed_ycbcr_ = ycbcr_;
+    dtype_ = DType::kUInt8;
+    ycbcr_ = false;
   }
   mixed_backend_ = true;  // no decode_ahead: the GPU decodes
 }

@@ -18,6 +18,7 @@
 #include "codecs/image_codec.h"
 #include "core/convert.h"
 #include "kernels/cpu/imgproc/resample.h"
+#include "kernels/cuda/ycbcr_gpu.h"
 #include "ops/image/random_crop_attr.h"
 #include "pipeline/operator.h"
 
@@ -89,6 +90,9 @@ class ImageDecoderBase : public Operator {
   bool mixed_backend_ = false;  // set by prepare_mixed()
   // The output type of a mixed decoder that decodes uint8 and converts after (prepare_mixed).
   DType mixed_out_ = DType::kNone;
+  bool mixed_ycbcr_ = false;
+  // The BT.601 studio-range factors convert_decoded uses (shared with the mixed decoders' kernel).
+  static kernels::cuda::YCbCrParams ycbcr_params(bool to_float);
   // output_type=YCbCr or dtype=FLOAT: the image is decoded as RGB / uint8 into a staging buffer
   // and converted into the output (convert_decoded).
   bool converts() const { return ycbcr_ || (dtype_ != DType::kUInt8 && dtype_ != DType::kUInt16); }

@@ -32,6 +32,7 @@
 #include "kernels/cuda/lookup_gpu.h"
 #include "kernels/cuda/resample_gpu.h"
 #include "kernels/cuda/slice_gpu.h"
+#include "kernels/cuda/ycbcr_gpu.h"
 #include "ops/image/decoder.h"
 #include "pipeline/gpu_batch.h"
 #include "pipeline/gpu_context.h"
@@ -405,11 +406,21 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
   // The scratch and staging blocks return to the pools here; the pools wait for the stream.
 }
 
-// The decoded uint8 images to mixed_out_, each value through a table of from_u8's (the CPU
-// decoder's conversion, so the values are the CPU's).
+// The decoded uint8 RGB images to mixed_out_: YCbCr with the CPU's sums, or each value through
+// a table of from_u8's (the CPU decoder's conversion, so the values are the CPU's).
 void ImageDecoderBase::convert_mixed(Workspace& ws) {
   const Batch& u8 = ws.outputs[0];
   Batch out = allocate_device_batch(ws, mixed_out_, u8.shapes(), u8.layout());
+  if (mixed_ycbcr_) {
+    std::vector<kernels::cuda::YCbCrJob> jobs(u8.size());
+    for (size_t i = 0; i < u8.size(); ++i) {
+      jobs[i] = {static_cast<const uint8_t*>(u8[i].data), out[i].data, volume(u8.shape(i)) / 3};
+      out[i].source = u8[i].source;
+    }
+    kernels::cuda::ycbcr_gpu(ws, ycbcr_params(mixed_out_ == DType::kFloat32), jobs);
+    ws.outputs[0] = std::move(out);
+    return;
+  }
   std::vector<uint64_t> table(256, 0);
   visit_dtype(mixed_out_, [&](auto t) {
     using T = decltype(t);
