@@ -557,7 +557,16 @@ def test_deleting_a_pipeline_mid_epoch_joins_its_threads_and_frees_its_memory(jp
     p = make()  # a first one, so that the allocator's own caches are warm in the baseline
     p.run()
     del p
-    base_threads, base_rss = os_threads(), rss()
+    gc.collect()
+    # Threads of earlier tests' pipelines may still be ending: wait until the count holds still.
+    deadline, base_threads = time.monotonic() + 10, os_threads()
+    while time.monotonic() < deadline:
+        time.sleep(0.3)
+        now = os_threads()
+        if now == base_threads:
+            break
+        base_threads = now
+    base_rss = rss()
     for _ in range(3):
         p = make()
         p.run()  # mid-epoch (47 files, 32 a batch), with the next batches being prefetched
