@@ -8,3 +8,8 @@ list(APPEND STOKER_SOURCES
 list(APPEND STOKER_SOURCES
   src/ops/detection/random_bbox_crop.cc
 )
+# Affine transforms: transforms.*, coord_transform.
+list(APPEND STOKER_SOURCES
+  src/ops/detection/transforms.cc
+  src/ops/detection/coord_transform.cc
+)

@@ -13,3 +13,10 @@ list(APPEND STOKER_SOURCES
 list(APPEND STOKER_TEST_SOURCES
   tests/cpp/kernels/detection_crop_test.cc
 )
+# Affine transforms: transforms.*, coord_transform.
+list(APPEND STOKER_SOURCES
+  src/kernels/cpu/detection/affine.cc
+)
+list(APPEND STOKER_TEST_SOURCES
+  tests/cpp/kernels/detection_affine_test.cc
+)
