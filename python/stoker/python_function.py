@@ -96,14 +96,7 @@ class _PythonFunction:
         """The exception run() raises for `e`: of e's type where it takes a message (else
         RuntimeError), saying where; `raise ... from e` keeps the user's traceback."""
         at = "with the whole batch (batch_processing=True)" if sample is None else f"for sample {sample}"
-        msg = f"{self.where}: the function raised {type(e).__name__} {at}: {e}"
-        try:
-            new = type(e)(msg)
-            if type(new) is not type(e) or str(new) not in (msg, repr(msg)):
-                raise TypeError
-        except Exception:  # noqa: BLE001 (a constructor with other arguments)
-            new = RuntimeError(msg)
-        return new
+        return _retyped(e, f"{self.where}: the function raised {type(e).__name__} {at}: {e}")
 
     def _outputs(self, r, what):
         """The function's return value -> one value per output."""
@@ -199,6 +192,18 @@ class _PythonFunction:
         if not self.gpu:  # capsules: the operator checks them
             _check_same_kind(samples, self.where, f"the samples of output {k}")
         return samples
+
+
+def _retyped(e, msg):
+    """An exception of e's type saying `msg`, or a RuntimeError where e's type takes no message
+    (a constructor with other arguments); `raise ... from e` then keeps the user's traceback."""
+    try:
+        new = type(e)(msg)
+        if type(new) is not type(e) or str(new) not in (msg, repr(msg)):
+            raise TypeError
+    except Exception:  # noqa: BLE001
+        new = RuntimeError(msg)
+    return new
 
 
 def _gpu_array_library():

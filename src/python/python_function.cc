@@ -137,6 +137,16 @@ class PythonFunction : public Operator {
                  std::to_string(n) + "; the inputs must be batches of the same size");
   }
 
+  // output_layouts' entry for output `o` against the samples the function returned.
+  void check_layout(size_t o, const std::string& layout, const Shape& first) const {
+    if (layout.empty() || layout.size() == first.size()) return;
+    fail(ErrorKind::kInvalidArgument,
+         spec_.display_name() + ": argument 'output_layouts' gives output " + std::to_string(o) +
+             " the layout '" + layout + "' (" + std::to_string(layout.size()) +
+             " dimensions), but the function returned " + std::to_string(first.size()) +
+             "-d samples (sample 0 has shape " + to_string(first) + ")");
+  }
+
   std::vector<std::string> layouts_;
 
  private:
@@ -166,13 +176,7 @@ class PythonFunction : public Operator {
         keep.push_back(std::move(a));
       }
       STOKER_ASSERT(t != DType::kNone, "python_function: unchecked dtype");
-      if (!layout.empty() && layout.size() != shapes[0].size())
-        fail(ErrorKind::kInvalidArgument,
-             spec_.display_name() + ": argument 'output_layouts' gives output " +
-                 std::to_string(o) + " the layout '" + layout + "' (" +
-                 std::to_string(layout.size()) + " dimensions), but the function returned " +
-                 std::to_string(shapes[0].size()) + "-d samples (sample 0 has shape " +
-                 to_string(shapes[0]) + ")");
+      check_layout(o, layout, shapes[0]);
       Batch& b = ws.outputs[o];
       b.allocate(*ws.host_pool, t, shapes, layout);
       for (int i = 0; i < n; ++i) {
@@ -311,13 +315,7 @@ class GpuPythonFunction final : public PythonFunction {
                    " is " + dtype_name(dt) + " " + to_string(s));
         shapes.push_back(s);
       }
-      if (!layout.empty() && layout.size() != shapes[0].size())
-        fail(ErrorKind::kInvalidArgument,
-             spec_.display_name() + ": argument 'output_layouts' gives output " +
-                 std::to_string(o) + " the layout '" + layout + "' (" +
-                 std::to_string(layout.size()) + " dimensions), but the function returned " +
-                 std::to_string(shapes[0].size()) + "-d samples (sample 0 has shape " +
-                 to_string(shapes[0]) + ")");
+      check_layout(o, layout, shapes[0]);
       Batch b = allocate_device_batch(ws, t, shapes, layout);
       std::vector<kernels::cuda::CopyJob> jobs(n);
       const size_t elem = dtype_size(t);

@@ -185,3 +185,14 @@ def imagenet_files(n):
 
 def error_text(excinfo):
     return str(excinfo.value)
+
+
+def decoded_as(u8, dtype):
+    """A decoded uint8 image in another decoder dtype, as DALI 2.4 converts it: v * (1/255) in
+    float32 (FLOAT stops there), times the type's largest value, rounded and saturated."""
+    dt = np.dtype(dtype)
+    f = u8.astype(np.float32) * np.float32(1 / 255)
+    if dt.kind == "f":
+        return f.astype(dt)
+    top = np.iinfo(dt).max
+    return np.clip(np.rint((f * np.float32(top)).astype(np.float64)), 0, top).astype(dt)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ... import types as _types
 from ...pipeline import DataNode, Pipeline, _user_location
-from ...python_function import _PythonFunction
+from ...python_function import _PythonFunction, _retyped
 
 __all__ = ["numba_function", "NumbaFunction"]
 
@@ -90,18 +90,6 @@ class _UserCodeError(Exception):
     def __init__(self, stage, sample, error):
         super().__init__(stage, sample, error)
         self.stage, self.sample, self.error = stage, sample, error
-
-
-def _retyped(e, msg):
-    """An exception of e's type saying `msg`, or a RuntimeError where e's type takes no message
-    (the rule python_function follows)."""
-    try:
-        new = type(e)(msg)
-        if type(new) is not type(e) or str(new) not in (msg, repr(msg)):
-            raise TypeError
-    except Exception:  # noqa: BLE001 (a constructor with other arguments)
-        new = RuntimeError(msg)
-    return new
 
 
 class _Spec:
