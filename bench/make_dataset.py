@@ -26,6 +26,7 @@ import io
 import json
 import multiprocessing
 import os
+import shutil
 import statistics
 import sys
 import time
@@ -365,6 +366,59 @@ def load_or_make(root, n: int, seed: int = 0, classes: int = 10, verbose: bool =
         for p in root.glob("class_*/img_*.jpg"):
             p.unlink()
     return make_dataset(root, n, seed=seed, classes=classes, verbose=verbose)
+
+
+def make_coco_dataset(root, n: int, coco_dir, verbose: bool = True) -> dict:
+    """The ssd workload's dataset: the real photos of ``coco_dir`` (images/ and instances.json,
+    e.g. ../shared/testdata/coco) with their real annotations, tiled to ``n`` images (copies
+    are hard links where the file system allows, under new names and ids) so that n can be a
+    whole number of batches. Writes ``root``/images and ``root``/instances.json; reused when
+    built from the same source with the same n."""
+    root, coco_dir = Path(root), Path(coco_dir)
+    man = root / MANIFEST
+    src_json = coco_dir / "instances.json"
+    if not src_json.is_file():
+        raise FileNotFoundError(f"no COCO annotations at {src_json}: give --testdata, the folder "
+                                "that holds coco/images and coco/instances.json")
+    if man.is_file():
+        stats = json.loads(man.read_text())
+        if stats.get("n") == n and stats.get("source") == str(coco_dir.resolve()) and \
+                len(list((root / "images").glob("*.jpg"))) == n:
+            if verbose:
+                print(f"reusing {root}: {n} COCO images, mean {stats['mean_kb']:.1f} KB", flush=True)
+            return stats
+    src = json.loads(src_json.read_text())
+    by_image = {}
+    for a in src["annotations"]:
+        by_image.setdefault(a["image_id"], []).append(a)
+    photos = [im for im in src["images"] if by_image.get(im["id"])]
+    if not photos:
+        raise ValueError(f"{src_json} has no annotated image")
+    shutil.rmtree(root, ignore_errors=True)
+    (root / "images").mkdir(parents=True)
+    images, annotations = [], []
+    for k in range(n):
+        im = photos[k % len(photos)]
+        name = f"{k:06d}_{im['file_name']}"
+        dst, from_ = root / "images" / name, coco_dir / "images" / im["file_name"]
+        try:
+            os.link(from_, dst)
+        except OSError:
+            shutil.copyfile(from_, dst)
+        images.append({**im, "id": k, "file_name": name})
+        for a in by_image[im["id"]]:
+            annotations.append({**a, "id": len(annotations) + 1, "image_id": k})
+    (root / "instances.json").write_text(json.dumps(
+        {"images": images, "annotations": annotations, "categories": src["categories"]}))
+    sizes = [os.path.getsize(root / "images" / im["file_name"]) for im in images]
+    stats = {"n": n, "source": str(coco_dir.resolve()), "photos": len(photos),
+             "boxes": len(annotations), "mean_kb": float(np.mean(sizes)) / 1024,
+             "root": str(root)}
+    man.write_text(json.dumps(stats, indent=1))
+    if verbose:
+        print(f"built {root}: {n} images ({len(photos)} COCO photos tiled), {len(annotations)} "
+              f"boxes, mean {stats['mean_kb']:.1f} KB", flush=True)
+    return stats
 
 
 def main(argv=None) -> int:

@@ -11,6 +11,10 @@ Workloads (the same for every contender; see README.md):
           float16 NCHW batch.
   eval    decode, resize the shorter side to 256, center-crop 224x224, normalize, float16 NCHW.
   decode  decode only: a list of uint8 RGB images of their own sizes.
+  ssd     SSD300's COCO training pipeline (examples/ssd300.py): a random crop that keeps boxes
+          (SSD's IoU thresholds), decode, resize to 300x300, colour jitter, flip with the boxes,
+          normalize to float32 CHW, boxes matched to the 8732 default boxes; images, encoded
+          boxes and labels per batch.
 
 ``threads`` is the number of worker processes for a DataLoader (0: all in the main process),
 the number of file-reading threads for torchvision's GPU decode, and ``num_threads`` for a
@@ -26,7 +30,7 @@ import importlib.util
 
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
-WORKLOADS = ("train", "eval", "decode")
+WORKLOADS = ("train", "eval", "decode", "ssd")
 CROP, RESIZE_SHORTER = 224, 256
 
 
@@ -43,6 +47,7 @@ class Job:
     threads: int
     seed: int = 0
     train_recipe: str = "decode_random_crop"   # DALI-API pipelines only (stoker, DALI)
+    annotations: str = ""          # ssd: the COCO instances JSON of the images in `root`
 
 
 def cuda_available() -> bool:
@@ -110,7 +115,7 @@ def _dataloader_batches(dataset, job: Job, collate=None):
     g = torch.Generator()
     g.manual_seed(job.seed)
     kw = dict(num_workers=job.threads, pin_memory=cuda, drop_last=True, generator=g,
-              sampler=ForeverSampler(len(dataset), job.workload == "train", job.seed))
+              sampler=ForeverSampler(len(dataset), job.workload in ("train", "ssd"), job.seed))
     if job.threads > 0:
         kw.update(persistent_workers=True, prefetch_factor=2, worker_init_fn=_worker_init)
     else:
@@ -119,17 +124,15 @@ def _dataloader_batches(dataset, job: Job, collate=None):
         kw["collate_fn"] = collate
     loader = torch.utils.data.DataLoader(dataset, batch_size=job.batch_size, **kw)
 
+    def cuda_copy(x):
+        return [t.cuda(non_blocking=True) for t in x] if isinstance(x, list) else \
+            x.cuda(non_blocking=True)
+
     def gen():
         it = iter(loader)
         try:
-            for images, labels in it:
-                if cuda:
-                    if isinstance(images, list):
-                        images = [im.cuda(non_blocking=True) for im in images]
-                    else:
-                        images = images.cuda(non_blocking=True)
-                    labels = labels.cuda(non_blocking=True)
-                yield images, labels
+            for batch in it:            # (images, labels), or ssd's (images, boxes, labels)
+                yield tuple(cuda_copy(x) for x in batch) if cuda else tuple(batch)
         finally:
             shutdown = getattr(it, "_shutdown_workers", None)
             if shutdown is not None:
@@ -175,6 +178,8 @@ class _PILFolder:
 
 def make_torchvision(job: Job):
     _need_torch()
+    if job.workload == "ssd":
+        return make_torchvision_ssd(job)
     ds = _PILFolder(job.files, job.workload)
     collate = _collate_list if job.workload == "decode" else None
     what = {"train": "PIL decode, v2.RandomResizedCrop(224) on PIL, flip, normalize, fp16",
@@ -182,6 +187,68 @@ def make_torchvision(job: Job):
             "decode": "PIL decode to uint8 CHW tensors"}[job.workload]
     return (_dataloader_batches(ds, job, collate),
             f"torchvision DataLoader, {job.threads} worker processes: {what}; {_where()}")
+
+
+class _COCODetection:
+    """torchvision's detection path for the ssd workload: PIL decode, tv_tensors.BoundingBoxes
+    through transforms.v2 (RandomIoUCrop, SSD's crop; Resize 300x300; ColorJitter; flip;
+    normalize; SanitizeBoundingBoxes), then the boxes matched to SSD300's default boxes with
+    torchvision.ops.box_iou and the Matcher of torchvision's detection models (threshold 0.5,
+    each box's best anchor kept), encoded as (center, size) like DALI's box_encoder."""
+
+    def __init__(self, root, annotations):
+        import json
+        import os
+        import torch
+        from torchvision.transforms import v2
+        from ssd300 import ssd300_anchors
+        d = json.loads(open(annotations).read())
+        boxes = collections.defaultdict(list)
+        for a in d["annotations"]:
+            x, y, w, h = a["bbox"]
+            boxes[a["image_id"]].append(([x, y, x + w, y + h], a["category_id"]))
+        self.items = [(os.path.join(root, im["file_name"]), boxes[im["id"]]) for im in d["images"]
+                      if boxes[im["id"]]]
+        self.tf = v2.Compose([
+            v2.ToImage(), v2.RandomIoUCrop(), v2.Resize((300, 300), antialias=True),
+            v2.ColorJitter(brightness=0.125, contrast=0.5, saturation=0.5, hue=0.5),
+            v2.RandomHorizontalFlip(), v2.ToDtype(torch.float32, scale=True),
+            v2.Normalize(MEAN, STD), v2.SanitizeBoundingBoxes()])
+        self.anchors = torch.tensor(ssd300_anchors(), dtype=torch.float32).view(-1, 4)
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, i):
+        import torch
+        from PIL import Image
+        from torchvision import ops, tv_tensors
+        from torchvision.models.detection._utils import Matcher
+        path, anns = self.items[i]
+        with open(path, "rb") as f:
+            img = Image.open(f).convert("RGB")
+        target = {"boxes": tv_tensors.BoundingBoxes([b for b, _ in anns], format="XYXY",
+                                                    canvas_size=(img.height, img.width)),
+                  "labels": torch.tensor([c for _, c in anns], dtype=torch.int64)}
+        img, target = self.tf(img, target)
+        rel = target["boxes"].as_subclass(torch.Tensor) / 300.0
+        out = ops.box_convert(self.anchors, "xyxy", "cxcywh")
+        labels = torch.zeros(len(self.anchors), dtype=torch.int64)
+        if len(rel):
+            match = Matcher(0.5, 0.5, allow_low_quality_matches=True)(ops.box_iou(rel, self.anchors))
+            m = match >= 0
+            out[m] = ops.box_convert(rel[match[m]], "xyxy", "cxcywh")
+            labels[m] = target["labels"][match[m]]
+        return img, out, labels
+
+
+def make_torchvision_ssd(job: Job):
+    ds = _COCODetection(job.root, job.annotations)
+    return (_dataloader_batches(ds, job),
+            f"torchvision DataLoader, {job.threads} worker processes: PIL decode, transforms.v2 "
+            "with tv_tensors.BoundingBoxes (RandomIoUCrop, Resize 300x300, ColorJitter, flip, "
+            "normalize, SanitizeBoundingBoxes), box_iou + Matcher against 8732 default boxes; "
+            f"{_where()}")
 
 
 # --------------------------------------------------------------------------- OpenCV
@@ -258,6 +325,8 @@ class _CVFolder:
 
 def make_opencv(job: Job):
     _need_torch()
+    if job.workload == "ssd":
+        raise Unavailable("no SSD pipeline written with OpenCV (torchvision's row is the peer)")
     if importlib.util.find_spec("cv2") is None:
         raise Unavailable("opencv-python-headless is not installed")
     ds = _CVFolder(job.files, job.workload)
@@ -287,6 +356,9 @@ def _read_bytes(path):
 
 def make_torchvision_gpu(job: Job):
     _need_torch()
+    if job.workload == "ssd":
+        raise Unavailable("no SSD pipeline on the GPU in torchvision (RandomIoUCrop and the "
+                          "box matching are per-image CPU code)")
     import torch
     if not torch.cuda.is_available():
         raise Unavailable("no CUDA device")
@@ -348,12 +420,13 @@ def _dali_api():
                           "package index is reachable: pip install nvidia-dali-cuda130") from None
     from nvidia.dali import fn, pipeline_def, types
     try:
-        from nvidia.dali.plugin.pytorch import DALIClassificationIterator, LastBatchPolicy
+        from nvidia.dali.plugin.pytorch import (DALIClassificationIterator, DALIGenericIterator,
+                                                LastBatchPolicy)
     except ImportError:
-        DALIClassificationIterator = LastBatchPolicy = None
+        DALIClassificationIterator = DALIGenericIterator = LastBatchPolicy = None
     return dict(name=f"NVIDIA DALI {dali.__version__}", pipeline_def=pipeline_def, fn=fn,
                 types=types, iterator=DALIClassificationIterator,
-                last_batch_policy=LastBatchPolicy)
+                generic_iterator=DALIGenericIterator, last_batch_policy=LastBatchPolicy)
 
 
 def make_dali(job: Job, device: str):

@@ -29,6 +29,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "examples"))       # ssd300.py: the ssd workload's pipeline
 
 import make_dataset  # noqa: E402
 import measure  # noqa: E402
@@ -63,6 +64,10 @@ def _check_batch(workload: str, batch, batch_size: int) -> str | None:
         return f"batch of {n} images, expected {batch_size}"
     if workload == "decode":
         return None
+    if workload == "ssd":
+        shapes = [tuple(x.shape) for x in batch]
+        want = [(n, 3, 300, 300), (n, 8732, 4), (n, 8732)]
+        return None if shapes == want else f"outputs of shapes {shapes}, expected {want}"
     if hasattr(images, "as_tensor"):                             # a DALI-API TensorList
         shape = tuple(images.as_tensor().shape())
     else:
@@ -80,10 +85,12 @@ def measure_one(spec: dict) -> dict:
     name, workload, threads = spec["contender"], spec["workload"], spec["threads"]
     row = {"contender": name, "workload": workload, "threads": threads,
            "placement": PLACEMENT[name], "status": "ok"}
-    files = make_dataset.list_images(spec["root"])
-    job = peers.Job(root=spec["root"], files=files, workload=workload,
-                    batch_size=spec["batch_size"], threads=threads, seed=spec["seed"],
-                    train_recipe=spec.get("train_recipe", "decode_random_crop"))
+    ssd = workload == "ssd"
+    files = [] if ssd else make_dataset.list_images(spec["root"])
+    job = peers.Job(root=spec["ssd_root"] + "/images" if ssd else spec["root"], files=files,
+                    workload=workload, batch_size=spec["batch_size"], threads=threads,
+                    seed=spec["seed"], train_recipe=spec.get("train_recipe", "decode_random_crop"),
+                    annotations=spec["ssd_root"] + "/instances.json" if ssd else "")
     if peers.cuda_available():
         import torch
         torch.cuda.init()     # every contender pays for a CUDA context; and sync_gpu works
@@ -464,6 +471,9 @@ def parse_args(argv):
     ap.add_argument("--n-images", type=int, default=None,
                     help="images in the built dataset (default 1000; smoke 64)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--testdata", default=os.environ.get("STOKER_TESTDATA",
+                                                         str(HERE.parent.parent / "shared" / "testdata")),
+                    help="the test data folder; the ssd workload tiles its coco/ photos")
     ap.add_argument("--batch-size", type=int, default=None, help="default 64; smoke 8")
     ap.add_argument("--workloads", default="train,eval,decode")
     ap.add_argument("--contenders", default=",".join(ORDER),
@@ -552,10 +562,25 @@ def main(argv=None) -> int:
             sizes = [os.path.getsize(f) for f, _ in files]
             dataset.update(n=len(files), mean_kb=statistics.fmean(sizes) / 1024,
                            classes=len({lab for _, lab in files}), sources="user folder")
-    else:
+    elif [w for w in a.workloads if w != "ssd"]:
         root = HERE / "data" / f"imagenet-like-{a.n_images}-s{a.seed}"
         dataset = make_dataset.load_or_make(root, a.n_images, seed=a.seed)
-    n_files = dataset.get("n") or len(make_dataset.list_images(root))
+    else:
+        root, dataset = None, {}
+    ssd_root = None
+    if "ssd" in a.workloads:
+        ssd_root = HERE / "data" / f"coco-tiled-{a.n_images}"
+        try:
+            dataset["ssd"] = make_dataset.make_coco_dataset(ssd_root, a.n_images,
+                                                            Path(a.testdata) / "coco")
+        except (OSError, ValueError) as e:
+            if a.workloads == ["ssd"]:
+                print(f"ssd workload: {e}", file=sys.stderr)
+                return 2
+            print(f"note: the ssd workload is left out: {e}", file=sys.stderr)
+            a.workloads.remove("ssd")
+    n_files = dataset.get("n") or dataset.get("ssd", {}).get("n") or \
+        len(make_dataset.list_images(root))
 
     info = _versions_and_gpu()
     result = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
@@ -580,17 +605,18 @@ def main(argv=None) -> int:
     stem = f"{stamp}-{socket.gethostname()}" + ("-smoke" if a.smoke else "")
     log_path = out_dir / f"{stem}.log"
     rows = result["rows"]
-    unavailable = {}                    # contender -> reason: not retried at other settings
+    unavailable = {}          # (contender, workload) -> reason: not retried at other settings
     with open(log_path, "w") as log:
         for threads in a.threads:
             for workload in a.workloads:
                 for name in [c for c in ORDER if c in a.contenders]:
-                    if name in unavailable:
+                    if (name, workload) in unavailable:
                         rows.append({**_row_stub({"contender": name, "workload": workload,
                                                   "threads": threads}),
-                                     "status": unavailable[name]})
+                                     "status": unavailable[name, workload]})
                         continue
-                    spec = {"root": str(root), "contender": name, "workload": workload,
+                    spec = {"root": str(root), "ssd_root": str(ssd_root),
+                            "contender": name, "workload": workload,
                             "threads": threads, "batch_size": a.batch_size, "seed": a.seed,
                             "passes": a.passes, "train_recipe": a.train_recipe,
                             "batches_per_pass": a.batches_per_pass,
@@ -604,7 +630,7 @@ def main(argv=None) -> int:
                     if a.in_process and row.get("traceback"):
                         log.write(f"--- {name} {workload} t={threads}\n{row['traceback']}\n")
                     if row.get("status", "").startswith("unavailable"):
-                        unavailable[name] = row["status"]
+                        unavailable[name, workload] = row["status"]
                     rows.append(row)
                     status = row.get("status")
                     figs = (f"{row['images_per_s']:.0f} img/s, "
@@ -618,8 +644,10 @@ def main(argv=None) -> int:
     result["seconds"] = time.time() - t_start
     notes = write_reports(result, out_dir, stem)
     print()
-    print(f"dataset: {dataset.get('n')} JPEGs, mean {dataset.get('mean_kb', 0):.1f} KB; "
-          f"batch {a.batch_size}; machine: {result['machine'].get('cpus_usable')} CPUs, GPU: "
+    for d in [dataset] * ("n" in dataset) + [dataset.get("ssd", {})] * ("ssd" in dataset):
+        print(f"dataset: {d['n']} JPEGs, mean {d['mean_kb']:.1f} KB ({d.get('root', root)})")
+    print(f"batch {a.batch_size}; machine: "
+          f"{result['machine'].get('cpus_usable')} CPUs, GPU: "
           f"{result['machine'].get('gpu') or 'none'}; commit {result['git']['commit'][:12]}")
     for n in notes + [f"log: {log_path}", f"total {result['seconds']:.0f} s"]:
         print(n)

@@ -13,6 +13,9 @@ Pipelines (outputs ready for a model: on cuda:0 where there is a GPU, else in ho
   eval    fn.decoders.image -> fn.resize(resize_shorter=256) -> fn.crop_mirror_normalize
           (crop=224x224, float16, CHW).
   decode  fn.decoders.image only.
+  ssd     examples/ssd300.py's SSD300 graph (readers.coco, random_bbox_crop, decoders.image_slice,
+          resize 300x300, hsv + brightness_contrast, crop_mirror_normalize with bb_flip,
+          box_encoder), batches through the framework's GenericIterator.
 "cpu" decodes with device="cpu"; on a machine with a GPU its outputs are moved to the GPU by
 ``.gpu()`` at the end of the pipeline (the DataLoader contenders pay the same copy). "gpu"
 decodes with device="mixed" (nvJPEG) and runs the rest on the GPU.
@@ -36,6 +39,8 @@ def dali_api_batches(api: dict, job: Job, device: str):
     gpu = device == "gpu"
     to_cuda = cuda_available()
     decoder_device = "mixed" if gpu else "cpu"
+    if job.workload == "ssd":
+        return _ssd_batches(api, job, device)
     mean = [m * 255 for m in MEAN]
     std = [s * 255 for s in STD]
 
@@ -102,6 +107,38 @@ def dali_api_batches(api: dict, job: Job, device: str):
                    f"'{decoder_device}' ({where}): {steps}; {how}")
 
 
+def _ssd_batches(api: dict, job: Job, device: str):
+    import ssd300
+    fn, types = api["fn"], api["types"]
+    to_cuda = cuda_available()
+
+    @api["pipeline_def"](batch_size=job.batch_size, num_threads=max(1, job.threads),
+                         device_id=0 if to_cuda else None, seed=job.seed,
+                         prefetch_queue_depth=2)
+    def pipe():
+        outs = ssd300.ssd300_graph(fn, types, job.root, job.annotations, device=device)
+        return tuple(o.gpu() for o in outs) if to_cuda and device != "gpu" else outs
+
+    p = pipe()
+    p.build()
+    if os.environ.get("STOKER_BENCH_PROFILE") and hasattr(p, "profile_report"):
+        atexit.register(lambda: print(p.profile_report(), file=sys.stderr, flush=True))
+    iterator = api.get("generic_iterator")
+    if iterator is None:
+        raise Unavailable("the PyTorch plugin does not import (torch missing)")
+    it = iterator(p, ["images", "boxes", "labels"], reader_name="Reader", auto_reset=True,
+                  last_batch_policy=api["last_batch_policy"].DROP)
+
+    def gen():
+        while True:
+            for out in it:
+                yield out[0]["images"], out[0]["boxes"], out[0]["labels"]
+    where = "GPU: nvJPEG, GPU resize/colour, GPU bb_flip and box_encoder" if device == "gpu" else \
+        ("CPU, then .gpu()" if to_cuda else "CPU")
+    return gen(), (f"{api['name']} SSD300 pipeline (examples/ssd300.py), num_threads="
+                   f"{max(1, job.threads)} ({where}); torch tensors from its GenericIterator")
+
+
 _REPO_PYTHON = Path(__file__).resolve().parent.parent / "python"
 
 
@@ -118,12 +155,13 @@ def _stoker_api() -> dict:
     except Exception as e:                      # an unbuilt or half-built package
         raise Unavailable(f"import stoker failed: {type(e).__name__}: {e}") from None
     try:
-        from stoker.plugin.pytorch import LastBatchPolicy, StokerClassificationIterator
+        from stoker.plugin.pytorch import (LastBatchPolicy, StokerClassificationIterator,
+                                           StokerGenericIterator)
     except Exception:
-        StokerClassificationIterator = LastBatchPolicy = None
+        StokerClassificationIterator = StokerGenericIterator = LastBatchPolicy = None
     return dict(name=f"stoker {getattr(stoker, '__version__', '?')}", pipeline_def=pipeline_def,
                 fn=fn, types=types, iterator=StokerClassificationIterator,
-                last_batch_policy=LastBatchPolicy)
+                generic_iterator=StokerGenericIterator, last_batch_policy=LastBatchPolicy)
 
 
 def make_stoker(job: Job, device: str):
