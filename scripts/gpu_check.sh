@@ -50,6 +50,7 @@ fi
 [ -n "$RUN_TESTS" ] && step gtest_cuda build/gpu/stoker_tests --gtest_filter='Cuda*:Nvjpeg*'
 GPU_PYTEST="tests/python/test_gpu_transfer.py tests/python/test_gpu_geometry.py tests/python/test_gpu_decoder.py"
 GPU_PYTEST="$GPU_PYTEST tests/python/test_gpu_ops.py tests/python/test_gpu_pipeline.py tests/python/test_gpu_graph_ops.py"
+GPU_PYTEST="$GPU_PYTEST tests/python/test_gpu_detection.py"
 [ -n "$RUN_TESTS" ] && step pytest_gpu env PYTHONPATH="$PWD/build/gpu/python" LD_PRELOAD="$STACKDUMP" \
   python3 -m pytest -q -rs -p no:cacheprovider --capture=sys \
   $GPU_PYTEST tests/python/test_plugin_pytorch.py tests/python/test_plugin_jax.py \
@@ -70,10 +71,12 @@ if [ -n "$RUN_TESTS" ] && [ -z "${STOKER_GPU_SKIP_SANITIZER:-}" ] && command -v 
   # The operators' kernels (resample, colour, warp, blur, ...) run from the Python tests.
   step racecheck_python compute-sanitizer --tool racecheck --error-exitcode 1 \
     env PYTHONPATH="$PWD/build/gpu/python" python3 -m pytest -q -p no:cacheprovider -x \
-    tests/python/test_gpu_ops.py tests/python/test_gpu_geometry.py tests/python/test_gpu_graph_ops.py
+    tests/python/test_gpu_ops.py tests/python/test_gpu_geometry.py tests/python/test_gpu_graph_ops.py \
+    tests/python/test_gpu_detection.py
 fi
 if [ -n "${STOKER_GPU_BENCH:-}" ]; then
-  step bench env PYTHONPATH="$PWD/build/gpu/python" python3 bench/run.py $STOKER_GPU_BENCH
+  # A PYTHONPATH already set (NVIDIA DALI unpacked beside the tree, for its rows) is kept.
+  step bench env PYTHONPATH="$PWD/build/gpu/python${PYTHONPATH:+:$PYTHONPATH}" python3 bench/run.py $STOKER_GPU_BENCH
   tail -n 40 "$LOG/bench.log"
 fi
 echo "== $(cat "$LOG/gpu.txt")"

@@ -46,12 +46,20 @@ def _coco_outputs(kwargs):
     return kwargs, n, None
 
 
+def _random_object_bbox_outputs(kwargs):
+    # anchor and shape, start and end, or one box; then the class with output_class
+    n = (1 if kwargs.get("format", "anchor_shape") == "box" else 2) + \
+        bool(kwargs.get("output_class", False))
+    return kwargs, n, None
+
+
 _ADAPTERS = {
     "readers.tfrecord": "stoker.tfrecord:_adapt_reader",
     "readers.webdataset": _one_output_per("ext"),
     "readers.caffe": _caffe_outputs,
     "readers.caffe2": _caffe2_outputs,
     "readers.coco": _coco_outputs,
+    "segmentation.random_object_bbox": _random_object_bbox_outputs,
     "element_extract": _one_output_per("element_map"),
     "external_source": "stoker.external_source:_adapt",
     "python_function": "stoker.python_function:_adapt_python_function",
@@ -64,6 +72,8 @@ _ADAPTERS = {
 _OUTPUTS_BY_INPUTS = {
     # anchor, shape, boxes (, labels with a labels input) (, bbox_indices)
     "random_bbox_crop": lambda kw, n: 3 + (n > 1) + bool(kw.get("output_bbox_indices", False)),
+    # boxes (, labels with a labels input)
+    "bbox_rotate": lambda kw, n: n,
 }
 
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/cuda/cuda_util.h"
 #include "core/error.h"
 #include "kernels/cuda/cuda_common.cuh"
 #include "kernels/cuda/launch_plan.h"
@@ -157,6 +158,11 @@ void strided_copy_gpu(Workspace& ws, size_t elem_size, const std::vector<CopyJob
     }
     check_launch("strided_copy_gpu");
   }
+}
+
+void zero_gpu(Workspace& ws, void* data, size_t bytes) {
+  if (bytes == 0) return;
+  STOKER_CUDA_CHECK(cudaMemsetAsync(data, 0, bytes, static_cast<cudaStream_t>(ws.gpu->stream())));
 }
 
 }  // namespace stoker::kernels::cuda

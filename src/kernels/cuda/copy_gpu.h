@@ -38,5 +38,8 @@ std::vector<int64_t> dense_strides(const Shape& shape);
 // All jobs in one launch on the pipeline's stream; elements of `elem_size` bytes (1 to 16).
 void strided_copy_gpu(Workspace& ws, size_t elem_size, const std::vector<CopyJob>& jobs);
 
+// Sets `bytes` bytes at `data` (device memory) to zero, queued on the pipeline's stream.
+void zero_gpu(Workspace& ws, void* data, size_t bytes);
+
 }  // namespace kernels::cuda
 }  // namespace stoker

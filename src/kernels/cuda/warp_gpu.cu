@@ -24,18 +24,31 @@ struct WarpDesc {
   int64_t pixels;  // frames * out_h * out_w
   int64_t in_h, in_w, out_h, out_w, channels;
   double m[6];                       // affine
+  double pm[9];                      // perspective, m[0], m[3], m[6] rounded to float
   float mid_x, mid_y, sphere_d;      // sphere
   uint32_t dx, dy;                   // water: offsets of the per-row / per-column tables
+  uint32_t fills;                    // offset of one fill value per channel; 0: `fill` for all
   float fill;
-  int kind, interp, clamp;
+  float period_x, period_y;          // folds: the period along each axis
+  int kind, interp, clamp, fold;
 };
 
 // ---- warp.h's detail:: helpers, operation for operation
 
-__device__ __forceinline__ float tame(float v, int64_t n) {
-  const float hi = static_cast<float>(n + 4);
-  if (!(v >= -4.0f)) return -4.0f;
+// Brings a coordinate into [lo, hi] (NaN to lo), as RowSampler's tame_x / tame_y.
+__device__ __forceinline__ float tame(float v, float lo, float hi) {
+  if (!(v >= lo)) return lo;
   return v > hi ? hi : v;
+}
+
+__device__ __forceinline__ int64_t fold_index(int64_t i, int64_t n, int f) {
+  if (n <= 1) return 0;
+  const int64_t p = f == static_cast<int>(WarpFold::kWrap) ? n
+                    : f == static_cast<int>(WarpFold::kReflect) ? 2 * n : 2 * n - 2;
+  i %= p;
+  if (i < 0) i += p;
+  if (i < n) return i;
+  return f == static_cast<int>(WarpFold::kReflect) ? p - 1 - i : p - i;
 }
 
 __device__ __forceinline__ int64_t floor_i(float v) {
@@ -59,7 +72,10 @@ struct Source {
   const In* data;  // one frame
   int64_t h, w, c;
   bool clamp;
+  int fold;            // WarpFold; when set, overrides clamp and fill
   float fill;
+  const float* fills;  // one per channel, or null
+  float lx, ly, hx, hy;  // where points are tamed to (RowSampler's bounds)
   __device__ __forceinline__ bool inside(int64_t x, int64_t y) const {
     return x >= 0 && y >= 0 && x < w && y < h;
   }
@@ -67,30 +83,34 @@ struct Source {
     return v < 0 ? 0 : v >= n ? n - 1 : v;
   }
   __device__ __forceinline__ const In* at(int64_t y, int64_t x) const { return data + (y * w + x) * c; }
+  __device__ __forceinline__ float fill_of(int64_t ch) const { return fills ? fills[ch] : fill; }
+  // The pixel read for (x, y) outside the image, or null for the fill value.
+  __device__ __forceinline__ const In* outside(int64_t x, int64_t y) const {
+    if (fold != static_cast<int>(WarpFold::kNone)) return at(fold_index(y, h, fold), fold_index(x, w, fold));
+    if (clamp) return at(clampi(y, h), clampi(x, w));
+    return nullptr;
+  }
   __device__ __forceinline__ float tap(int64_t x, int64_t y, int64_t ch) const {
     if (inside(x, y)) return to_float(at(y, x)[ch]);
-    if (clamp) return to_float(at(clampi(y, h), clampi(x, w))[ch]);
-    return fill;
+    const In* p = outside(x, y);
+    return p ? to_float(p[ch]) : fill_of(ch);
   }
 };
 
 template <typename Out, typename In>
 __device__ void sample_nearest(const Source<In>& s, float sx, float sy, Out* out) {
-  const int64_t ix = floor_i(tame(sx, s.w)), iy = floor_i(tame(sy, s.h));
-  if (s.inside(ix, iy) || s.clamp) {
-    const In* p = s.inside(ix, iy) ? s.at(iy, ix) : s.at(Source<In>::clampi(iy, s.h), Source<In>::clampi(ix, s.w));
+  const int64_t ix = floor_i(tame(sx, s.lx, s.hx)), iy = floor_i(tame(sy, s.ly, s.hy));
+  const In* p = s.inside(ix, iy) ? s.at(iy, ix) : s.outside(ix, iy);
+  if (p) {
     for (int64_t c = 0; c < s.c; ++c) out[c] = convert_sat_dev<Out>(p[c]);
   } else {
-    const Out f = convert_sat_dev<Out>(s.fill);
-    for (int64_t c = 0; c < s.c; ++c) out[c] = f;
+    for (int64_t c = 0; c < s.c; ++c) out[c] = convert_sat_dev<Out>(s.fill_of(c));
   }
 }
 
 template <typename Out, typename In>
 __device__ void sample_linear(const Source<In>& s, float sx, float sy, Out* out) {
-  const float hx = static_cast<float>(s.w + 4), hy = static_cast<float>(s.h + 4);
-  float fx = sx >= -4.0f ? (sx <= hx ? sx : hx) : -4.0f;  // NaN -> -4
-  float fy = sy >= -4.0f ? (sy <= hy ? sy : hy) : -4.0f;
+  float fx = tame(sx, s.lx, s.hx), fy = tame(sy, s.ly, s.hy);
   fx = __fsub_rn(fx, 0.5f);
   fy = __fsub_rn(fy, 0.5f);
   int32_t i = static_cast<int32_t>(fx), j = static_cast<int32_t>(fy);
@@ -108,7 +128,7 @@ __device__ void sample_linear(const Source<In>& s, float sx, float sy, Out* out)
 
 template <typename Out, typename In>
 __device__ void sample_cubic(const Source<In>& s, float sx, float sy, Out* out) {
-  const float fx = __fsub_rn(tame(sx, s.w), 0.5f), fy = __fsub_rn(tame(sy, s.h), 0.5f);
+  const float fx = __fsub_rn(tame(sx, s.lx, s.hx), 0.5f), fy = __fsub_rn(tame(sy, s.ly, s.hy), 0.5f);
   const int64_t x0 = floor_i(fx) - 1, y0 = floor_i(fy) - 1;
   float wx[4], wy[4];
   cubic_weights(__fsub_rn(fx, static_cast<float>(x0 + 1)), wx);
@@ -141,15 +161,23 @@ __global__ void warp_kernel(const char* params, const WarpDesc* descs, const int
     const int64_t y = rem / d.out_w, x = rem - y * d.out_w;
     Out* out = static_cast<Out*>(d.out) + p * d.channels;
     Source<In> src{static_cast<const In*>(d.in) + f * d.in_h * d.in_w * d.channels, d.in_h, d.in_w,
-                   d.channels, d.clamp != 0, d.fill};
+                   d.channels, d.clamp != 0, d.fold, d.fill,
+                   d.fills ? reinterpret_cast<const float*>(params + d.fills) : nullptr,
+                   -4.0f, -4.0f, static_cast<float>(d.in_w + 4), static_cast<float>(d.in_h + 4)};
+    if (d.fold != static_cast<int>(WarpFold::kNone)) {  // folded points: within a period of 0
+      src.hx = __fadd_rn(d.period_x, 4.0f);
+      src.hy = __fadd_rn(d.period_y, 4.0f);
+      src.lx = -src.hx;
+      src.ly = -src.hy;
+    }
     if (d.kind == static_cast<int>(WarpMapKind::kCopy)) {  // the sample passes through
       const In* q = src.at(y, x);
       for (int64_t c = 0; c < d.channels; ++c) out[c] = convert_sat_dev<Out>(q[c]);
       continue;
     }
     if (d.in_h <= 0 || d.in_w <= 0) {  // nothing to sample: the fill value (0 when clamping)
-      const Out v = convert_sat_dev<Out>(d.clamp ? 0.0f : d.fill);
-      for (int64_t c = 0; c < d.channels; ++c) out[c] = v;
+      const bool fills = !d.clamp && d.fold == static_cast<int>(WarpFold::kNone);
+      for (int64_t c = 0; c < d.channels; ++c) out[c] = convert_sat_dev<Out>(fills ? src.fill_of(c) : 0.0f);
       continue;
     }
     float sx, sy;
@@ -165,12 +193,32 @@ __global__ void warp_kernel(const char* params, const WarpDesc* descs, const int
       const float* dy = reinterpret_cast<const float*>(params + d.dy);
       sx = __fadd_rn(static_cast<float>(x), dx[y]);
       sy = __fadd_rn(static_cast<float>(y), dy[x]);
+    } else if (d.kind == static_cast<int>(WarpMapKind::kPerspective)) {
+      // perspective_row_map: the row's terms rounded to float once, then per pixel a float
+      // multiply-add (exact product in double, one rounding) and a float division.
+      const double yd = static_cast<double>(y), xd = static_cast<double>(static_cast<float>(x));
+      const double bx = __double2float_rn(__dadd_rn(__dmul_rn(yd, d.pm[1]), d.pm[2]));
+      const double by = __double2float_rn(__dadd_rn(__dmul_rn(yd, d.pm[4]), d.pm[5]));
+      const double bw = __double2float_rn(__dadd_rn(__dmul_rn(yd, d.pm[7]), d.pm[8]));
+      const float w = __double2float_rn(__dadd_rn(__dmul_rn(d.pm[6], xd), bw));
+      float u = __fdiv_rn(__double2float_rn(__dadd_rn(__dmul_rn(d.pm[0], xd), bx)), w);
+      float v = __fdiv_rn(__double2float_rn(__dadd_rn(__dmul_rn(d.pm[3], xd), by)), w);
+      if (d.interp == static_cast<int>(WarpInterp::kNearest)) {
+        u = rintf(u);  // half to even
+        v = rintf(v);
+      }
+      sx = __fadd_rn(u, 0.5f);
+      sy = __fadd_rn(v, 0.5f);
     } else {  // sphere
       const float ty = __fsub_rn(__fadd_rn(static_cast<float>(y), 0.5f), d.mid_y);
       const float tx = __fsub_rn(__fadd_rn(static_cast<float>(x), 0.5f), d.mid_x);
       const float rad = __fdiv_rn(__fsqrt_rn(__fadd_rn(__fmul_rn(tx, tx), __fmul_rn(ty, ty))), d.sphere_d);
       sx = __fadd_rn(d.mid_x, __fmul_rn(rad, tx));
       sy = __fadd_rn(d.mid_y, __fmul_rn(rad, ty));
+    }
+    if (d.fold != static_cast<int>(WarpFold::kNone)) {  // whole periods off, as warp() does
+      sx = fmodf(sx, d.period_x);
+      sy = fmodf(sy, d.period_y);
     }
     switch (d.interp) {
       case static_cast<int>(WarpInterp::kNearest): sample_nearest<Out, In>(src, sx, sy, out); break;
@@ -207,6 +255,11 @@ void warp_gpu(Workspace& ws, DType out_type, DType in_type, const std::vector<Wa
     d.interp = static_cast<int>(j.interp);
     d.clamp = j.border.clamp ? 1 : 0;
     d.fill = j.border.fill;
+    d.fold = static_cast<int>(j.border.fold);
+    d.period_x = static_cast<float>(kernels::detail::fold_period(j.in_w, j.border.fold));
+    d.period_y = static_cast<float>(kernels::detail::fold_period(j.in_h, j.border.fold));
+    for (int k = 0; k < 9; ++k) d.pm[k] = j.perspective.m[k];
+    for (int k : {0, 3, 6}) d.pm[k] = static_cast<float>(j.perspective.m[k]);
     const bool empty = j.out_h <= 0 || j.out_w <= 0 || j.channels <= 0 || j.frames <= 0;
     d.pixels = empty ? 0 : j.frames * j.out_h * j.out_w;
     if (j.kind == WarpMapKind::kCopy || j.kind == WarpMapKind::kWater || j.kind == WarpMapKind::kSphere)
@@ -232,6 +285,11 @@ void warp_gpu(Workspace& ws, DType out_type, DType in_type, const std::vector<Wa
       }
       d.dx = static_cast<uint32_t>(params.add(dx));
       d.dy = static_cast<uint32_t>(params.add(dy));
+    }
+    if (j.border.channel_fill && j.channels > 0) {
+      // Offset 0 is never a table's: the first add() of a DeviceParams lands at 0, so pad first.
+      if (params.add(std::vector<float>(1)) == 0) params.add(std::vector<float>(1));
+      d.fills = static_cast<uint32_t>(params.add(j.border.channel_fill, static_cast<size_t>(j.channels)));
     }
     plan.add(d.pixels);
   }

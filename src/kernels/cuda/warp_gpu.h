@@ -16,7 +16,7 @@ namespace stoker {
 class Workspace;
 namespace kernels::cuda {
 
-enum class WarpMapKind : int { kAffine, kWater, kSphere, kCopy };
+enum class WarpMapKind : int { kAffine, kWater, kSphere, kCopy, kPerspective };
 
 struct WarpJob {
   const void* in = nullptr;  // device memory, frames of in_h x in_w x channels
@@ -24,9 +24,11 @@ struct WarpJob {
   int64_t frames = 1, in_h = 0, in_w = 0, out_h = 0, out_w = 0, channels = 0;
   WarpMapKind kind = WarpMapKind::kAffine;
   AffineMap2D affine;             // kAffine
+  PerspectiveMap2D perspective;   // kPerspective (NN points snapped as perspective_row_map does)
   WaterParams water;              // kWater (out_h, out_w equal in_h, in_w)
   WarpInterp interp = WarpInterp::kLinear;
-  WarpBorder border;              // fill as the CPU operator passes it (already in the output type)
+  WarpBorder border;              // fill (and channel_fill: `channels` host values) as the CPU
+                                  // operator passes it, already in the output type
 };
 
 // The pairs the warp operators allow: the same type, to float, or from float (no bool).

@@ -6,7 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "core/repr.h"
 #include "kernels/cpu/detection/boxes.h"
+#include "kernels/cuda/detection_gpu.h"
+#include "ops/generic/gpu_twin.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -15,12 +18,6 @@ namespace {
 std::string box_repr(const float* b) {
   char s[128];
   std::snprintf(s, sizeof(s), "(%g, %g, %g, %g)", b[0], b[1], b[2], b[3]);
-  return s;
-}
-
-std::string num(double v) {
-  char s[32];
-  std::snprintf(s, sizeof(s), "%g", v);
   return s;
 }
 
@@ -130,6 +127,28 @@ class BoxEncoder : public Operator {
       if (match[a] >= 0) std::memcpy(dst + a * esize, src + match[a] * esize, esize);
   }
 
+  // The boxes stay on the device, so unlike on the CPU they are not checked: a box that is not
+  // ltrb matches as its IoUs say.
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws, 0);
+    require_device_input(ws, 1);
+    const Batch& boxes = ws.input(0);
+    const Batch& labels = ws.input(1);
+    ws.outputs.clear();
+    for (const OutputDesc& d : descs)
+      ws.outputs.push_back(allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+    std::vector<kernels::cuda::BoxEncodeJob> jobs(boxes.size());
+    for (size_t i = 0; i < boxes.size(); ++i) {
+      jobs[i].boxes = static_cast<const float*>(boxes[i].data);
+      jobs[i].labels = labels[i].data;
+      jobs[i].out_boxes = static_cast<float*>(ws.outputs[0][i].data);
+      jobs[i].out_labels = ws.outputs[1][i].data;
+      jobs[i].nboxes = volume(boxes.shape(i)) / 4;
+    }
+    if (!jobs.empty())
+      kernels::cuda::box_encoder_gpu(ws, anchors_, criteria_, enc_, dtype_size(labels.dtype()), jobs);
+  }
+
  private:
   std::vector<float> anchors_;
   float criteria_ = 0.5f;
@@ -170,7 +189,8 @@ STOKER_REGISTER_OP_NAMED(box_encoder, "box_encoder") {
             .default_value = std::vector<double>{1.0, 1.0, 1.0, 1.0},
             .doc = "(x, y, w, h) standard deviations the offsets are divided by.", .list_min = 4,
             .list_max = 4})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<BoxEncoder>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<BoxEncoder>(s); })
+      STOKER_GPU_TWIN(BoxEncoder);
 }
 
 }  // namespace stoker

@@ -6,17 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "core/repr.h"
 #include "kernels/cpu/detection/boxes.h"
+#include "kernels/cuda/detection_gpu.h"
+#include "ops/generic/gpu_twin.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
 namespace {
-
-std::string num(double v) {
-  char b[32];
-  std::snprintf(b, sizeof(b), "%g", v);
-  return b;
-}
 
 // The input of bb_flip and bbox_paste: float32 boxes of 4 coordinates, [N, 4], or as DALI also
 // reads them a flat [4N] or any shape whose last axis is 4. Returns the boxes per sample.
@@ -57,6 +54,21 @@ class BbFlip : public Operator {
     const bool v = ws.scalar_arg("vertical", i, 0) != 0;
     kernels::flip_boxes(ws.output(0).data<float>(i), ws.input(0).data<float>(i), counts_[i], ltrb_,
                         h, v);
+  }
+
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    ws.outputs.assign(1, allocate_device_batch(ws, descs[0].dtype, descs[0].shapes, descs[0].layout));
+    std::vector<kernels::cuda::BoxFlipJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      jobs[i].in = static_cast<const float*>(in[i].data);
+      jobs[i].out = static_cast<float*>(ws.outputs[0][i].data);
+      jobs[i].n = counts_[i];
+      jobs[i].horizontal = ws.scalar_arg("horizontal", i, 1) != 0;
+      jobs[i].vertical = ws.scalar_arg("vertical", i, 0) != 0;
+    }
+    kernels::cuda::flip_boxes_gpu(ws, ltrb_, jobs);
   }
 
  private:
@@ -139,21 +151,40 @@ class CoordFlip : public Operator {
   }
 
   void run_sample(Workspace& ws, int64_t i, int) override {
-    const Shape& s = ws.input(0).shape(i);
-    const int nd = static_cast<int>(s[1]);
-    const std::string layout = layout_.empty() ? std::string("xyz").substr(0, nd) : layout_;
-    bool flip[3] = {false, false, false};
-    float center[3] = {0.5f, 0.5f, 0.5f};
-    for (int d = 0; d < nd; ++d) {
-      const std::string axis(1, layout[d]);
-      flip[d] = ws.scalar_arg("flip_" + axis, i, axis == "x" ? 1 : 0) != 0;
-      center[d] = static_cast<float>(ws.scalar_arg("center_" + axis, i, 0.5));
+    const kernels::cuda::CoordFlipJob j = job(ws, i);
+    kernels::flip_coords(ws.output(0).data<float>(i), ws.input(0).data<float>(i), j.npoints, j.ndim,
+                         j.flip, j.center);
+  }
+
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    ws.outputs.assign(1, allocate_device_batch(ws, descs[0].dtype, descs[0].shapes, descs[0].layout));
+    std::vector<kernels::cuda::CoordFlipJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      jobs[i] = job(ws, static_cast<int64_t>(i));
+      jobs[i].in = static_cast<const float*>(in[i].data);
+      jobs[i].out = static_cast<float*>(ws.outputs[0][i].data);
     }
-    kernels::flip_coords(ws.output(0).data<float>(i), ws.input(0).data<float>(i), s[0], nd, flip,
-                         center);
+    kernels::cuda::flip_coords_gpu(ws, jobs);
   }
 
  private:
+  // Sample i's points, and what to flip about which center, by coordinate.
+  kernels::cuda::CoordFlipJob job(const Workspace& ws, int64_t i) const {
+    const Shape& s = ws.input(0).shape(i);
+    kernels::cuda::CoordFlipJob j;
+    j.npoints = s[0];
+    j.ndim = static_cast<int>(s[1]);
+    const std::string layout = layout_.empty() ? std::string("xyz").substr(0, j.ndim) : layout_;
+    for (int d = 0; d < j.ndim; ++d) {
+      const std::string axis(1, layout[d]);
+      j.flip[d] = ws.scalar_arg("flip_" + axis, i, axis == "x" ? 1 : 0) != 0;
+      j.center[d] = static_cast<float>(ws.scalar_arg("center_" + axis, i, 0.5));
+    }
+    return j;
+  }
+
   std::string layout_;
 };
 
@@ -171,7 +202,8 @@ STOKER_REGISTER_OP_NAMED(bb_flip, "bb_flip") {
             .doc = "Flip horizontally if nonzero.", .tensor = true})
       .arg({.name = "vertical", .type = ArgType::kInt, .default_value = int64_t{0},
             .doc = "Flip vertically if nonzero.", .tensor = true})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<BbFlip>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<BbFlip>(s); })
+      STOKER_GPU_TWIN(BbFlip);
 }
 
 STOKER_REGISTER_OP_NAMED(bbox_paste, "bbox_paste") {
@@ -216,7 +248,8 @@ STOKER_REGISTER_OP_NAMED(coord_flip, "coord_flip") {
             .doc = "The flip's center on the vertical axis.", .tensor = true})
       .arg({.name = "center_z", .type = ArgType::kFloat, .default_value = 0.5,
             .doc = "The flip's center on the depthwise axis.", .tensor = true})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<CoordFlip>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<CoordFlip>(s); })
+      STOKER_GPU_TWIN(CoordFlip);
 }
 
 }  // namespace stoker

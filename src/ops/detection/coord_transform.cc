@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "kernels/cpu/detection/affine.h"
+#include "kernels/cuda/detection_gpu.h"
+#include "ops/generic/gpu_twin.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -26,6 +28,7 @@ class CoordTransform : public Operator {
       spec_.arg_error("dtype", "must be float32 or the input's type (" +
                                    std::string(dtype_name(in.dtype())) + "), got " +
                                    dtype_name(dtype_) + ".");
+    if (in.size() > 0) check_output_type(in.dtype());
     mt_.assign(in.size(), {});
     dout_.assign(in.size(), 0);
     std::vector<Shape> shapes;
@@ -61,11 +64,29 @@ class CoordTransform : public Operator {
         go(out.data<float>(i));
       } else if constexpr (!std::is_same_v<In, float16> && !std::is_same_v<In, bool>) {
         go(out.data<In>(i));
-      } else {
-        fail(ErrorKind::kInvalidArgument,
-             spec_.display_name() + ": dtype " + dtype_name(dtype_) + " is not supported.");
       }
     });
+  }
+
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    ws.outputs.assign(1, allocate_device_batch(ws, descs[0].dtype, descs[0].shapes, descs[0].layout));
+    if (in.size() == 0) return;
+    std::vector<kernels::cuda::PointsJob> jobs(in.size());
+    std::vector<float> matrices;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Shape& s = in.shape(i);
+      kernels::cuda::PointsJob& j = jobs[i];
+      j.in = in[i].data;
+      j.out = ws.outputs[0][i].data;
+      j.din = static_cast<int>(s.back());
+      j.dout = dout_[i];
+      j.npoints = j.din ? volume(s) / j.din : 0;
+      j.mt = static_cast<int64_t>(matrices.size());
+      matrices.insert(matrices.end(), mt_[i].begin(), mt_[i].end());
+    }
+    kernels::cuda::transform_points_gpu(ws, in.dtype(), descs[0].dtype, jobs, matrices);
   }
 
  private:
@@ -127,6 +148,12 @@ class CoordTransform : public Operator {
     return r;
   }
 
+  void check_output_type(DType in) const {
+    if (dtype_ != DType::kFloat32 && (in == DType::kFloat16 || in == DType::kBool))
+      spec_.arg_error("dtype", "must be float32 for " + std::string(dtype_name(in)) +
+                                   " points, got " + dtype_name(dtype_) + ".");
+  }
+
   DType dtype_;
   std::vector<std::vector<float>> mt_;
   std::vector<int> dout_;
@@ -151,7 +178,8 @@ STOKER_REGISTER_OP_NAMED(coord_transform, "coord_transform") {
       .arg({.name = "dtype", .type = ArgType::kDType,
             .default_value = int64_t{static_cast<int>(DType::kFloat32)},
             .doc = "The output type: float32 or the input's type."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<CoordTransform>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<CoordTransform>(s); })
+      STOKER_GPU_TWIN(CoordTransform);
 }
 
 }  // namespace stoker

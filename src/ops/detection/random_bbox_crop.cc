@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/repr.h"
 #include "kernels/cpu/detection/crop_boxes.h"
 #include "pipeline/operator.h"
 
@@ -16,22 +17,6 @@ namespace {
 
 using kernels::BoxNd;
 using kernels::CropResult;
-
-// The shortest decimal form that reads back as the same float.
-std::string float_repr(float v) {
-  char b[32];
-  for (int digits = 6; digits <= 9; ++digits) {
-    std::snprintf(b, sizeof(b), "%.*g", digits, static_cast<double>(v));
-    if (std::strtof(b, nullptr) == v) break;
-  }
-  return b;
-}
-
-std::string floats_repr(const std::vector<float>& v) {
-  std::string s = "[";
-  for (size_t k = 0; k < v.size(); ++k) s += (k ? ", " : "") + float_repr(v[k]);
-  return s + "]";
-}
 
 constexpr char kAxes[] = "xyz";
 

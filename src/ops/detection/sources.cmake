@@ -13,3 +13,12 @@ list(APPEND STOKER_SOURCES
   src/ops/detection/transforms.cc
   src/ops/detection/coord_transform.cc
 )
+# Segmentation: segmentation.random_mask_pixel, random_object_bbox, select_masks.
+list(APPEND STOKER_SOURCES
+  src/ops/detection/segmentation.cc
+)
+# The other random crops: ssd_random_crop, roi_random_crop, random_crop_generator; bbox_rotate.
+list(APPEND STOKER_SOURCES
+  src/ops/detection/random_crops.cc
+  src/ops/detection/bbox_rotate.cc
+)

@@ -13,3 +13,6 @@ list(APPEND STOKER_SOURCES
 # GPU twins (CUDA builds only).
 list(APPEND STOKER_CUDA_SOURCES
   src/ops/geometry/slice_gpu.cc)
+# multi_paste (CPU).
+list(APPEND STOKER_SOURCES
+  src/ops/geometry/multi_paste.cc)

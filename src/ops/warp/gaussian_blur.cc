@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/repr.h"
 #include "core/convert.h"
 #include "kernels/cpu/warp/gaussian_blur.h"
 #include "kernels/cuda/blur_gpu.h"
@@ -21,12 +22,6 @@ struct BlurLayout {
   int axes = 0;          // data axes
   bool channels = false; // trailing interleaved channels
 };
-
-std::string num(double v) {
-  char b[32];
-  std::snprintf(b, sizeof(b), "%g", v);
-  return b;
-}
 
 class GaussianBlur : public Operator {
  public:

@@ -4,3 +4,6 @@ list(APPEND STOKER_SOURCES
   src/ops/warp/gaussian_blur.cc
   src/ops/warp/jpeg_compression_distortion.cc
   src/ops/warp/warp_affine.cc)
+# experimental.warp_perspective (CPU).
+list(APPEND STOKER_SOURCES
+  src/ops/warp/warp_perspective.cc)

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "core/repr.h"
 #include "kernels/cuda/warp_gpu.h"
 #include "ops/generic/gpu_twin.h"
 #include "ops/warp/warp_common.h"
@@ -155,12 +156,6 @@ class AffineWarp : public Operator {
     for (double v : s)
       if (!(v > 0) || !std::isfinite(v) || v > 1e9)
         spec_.arg_error("size", "must be positive" + where + ", got (" + num(s[0]) + ", " + num(s[1]) + ").");
-  }
-
-  static std::string num(double v) {
-    char b[32];
-    std::snprintf(b, sizeof(b), "%g", v);
-    return b;
   }
 
   double angle_for(const Workspace& ws, int64_t i) const {

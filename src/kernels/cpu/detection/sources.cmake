@@ -20,3 +20,14 @@ list(APPEND STOKER_SOURCES
 list(APPEND STOKER_TEST_SOURCES
   tests/cpp/kernels/detection_affine_test.cc
 )
+# The other random crops and bbox_rotate.
+list(APPEND STOKER_SOURCES
+  src/kernels/cpu/detection/crops_rotate.cc
+)
+# Segmentation: connected components, mask pixels, polygon selection.
+list(APPEND STOKER_SOURCES
+  src/kernels/cpu/detection/segmentation.cc
+)
+list(APPEND STOKER_TEST_SOURCES
+  tests/cpp/kernels/detection_segmentation_test.cc
+)

@@ -66,6 +66,50 @@ RowMap affine_row_map(const AffineMap2D& a) {
   };
 }
 
+bool invert_perspective(const PerspectiveMap2D& a, PerspectiveMap2D* inv) {
+  const double* m = a.m;
+  // The adjugate over the determinant.
+  double c0 = m[4] * m[8] - m[5] * m[7], c1 = m[5] * m[6] - m[3] * m[8], c2 = m[3] * m[7] - m[4] * m[6];
+  double det = m[0] * c0 + m[1] * c1 + m[2] * c2;
+  if (!std::isfinite(det) || det == 0.0) return false;
+  double r = 1.0 / det;
+  double* o = inv->m;
+  o[0] = c0 * r;
+  o[1] = (m[2] * m[7] - m[1] * m[8]) * r;
+  o[2] = (m[1] * m[5] - m[2] * m[4]) * r;
+  o[3] = c1 * r;
+  o[4] = (m[0] * m[8] - m[2] * m[6]) * r;
+  o[5] = (m[2] * m[3] - m[0] * m[5]) * r;
+  o[6] = c2 * r;
+  o[7] = (m[1] * m[6] - m[0] * m[7]) * r;
+  o[8] = (m[0] * m[4] - m[1] * m[3]) * r;
+  return true;
+}
+
+RowMap perspective_row_map(const PerspectiveMap2D& p, bool nearest) {
+  return [p, nearest](int64_t y, int64_t width, float* sx, float* sy) {
+    const double* m = p.m;
+    const double yd = static_cast<double>(y);
+    // Per row, rounded to float once; per pixel, a float multiply-add (computed in double: the
+    // product of two floats is exact there) and a float division.
+    const double bx = static_cast<float>(yd * m[1] + m[2]), by = static_cast<float>(yd * m[4] + m[5]),
+                 bw = static_cast<float>(yd * m[7] + m[8]);
+    const double m0 = static_cast<float>(m[0]), m3 = static_cast<float>(m[3]), m6 = static_cast<float>(m[6]);
+    for (int64_t x = 0; x < width; ++x) {
+      const double xd = static_cast<double>(static_cast<float>(x));
+      const float w = static_cast<float>(m6 * xd + bw);
+      float u = static_cast<float>(m0 * xd + bx) / w, v = static_cast<float>(m3 * xd + by) / w;
+      if (nearest) {
+        u = std::nearbyint(u);  // half to even, as OpenCV's rounding
+        v = std::nearbyint(v);
+      }
+      // To the sampler's convention: pixel (i, j) covers [i, i + 1), its centre at i + 0.5.
+      sx[x] = u + 0.5f;
+      sy[x] = v + 0.5f;
+    }
+  };
+}
+
 RowMap water_row_map(const WaterParams& p) {
   return [p](int64_t y, int64_t width, float* sx, float* sy) {
     float fy = static_cast<float>(y);

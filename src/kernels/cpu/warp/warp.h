@@ -1,5 +1,6 @@
-// Geometric warps of interleaved (HWC) images on the CPU: affine maps (warp_affine, rotate) and
-// arbitrary per-pixel maps (water, sphere) share one sampler.
+// Geometric warps of interleaved (HWC) images on the CPU: affine maps (warp_affine, rotate),
+// perspective maps (experimental.warp_perspective) and arbitrary per-pixel maps (water, sphere)
+// share one sampler.
 //
 // Coordinates follow DALI: pixel (i, j) covers [i, i+1) x [j, j+1), so its centre is at
 // (i + 0.5, j + 0.5). A map gives, for each output pixel, the point of the source to sample:
@@ -7,7 +8,8 @@
 //  - linear:  the four pixels around it, weights from (x - 0.5, y - 0.5);
 //  - cubic:   the 4x4 pixels around it, Keys' cubic with a = -0.75 (OpenCV's INTER_CUBIC).
 // Taps outside the source read the edge pixel (clamp) or the fill value, tap by tap, as DALI's
-// samplers (and OpenCV's BORDER_REPLICATE / BORDER_CONSTANT) do. Arithmetic is in float; the
+// samplers (and OpenCV's BORDER_REPLICATE / BORDER_CONSTANT) do; or, with a fold, the pixel
+// that OpenCV's BORDER_REFLECT / BORDER_REFLECT_101 / BORDER_WRAP name. Arithmetic is in float; the
 // result is rounded half to even and saturated into the output type (convert_sat).
 #pragma once
 #include <algorithm>
@@ -27,9 +29,16 @@ namespace kernels {
 
 enum class WarpInterp : int8_t { kNearest, kLinear, kCubic };
 
+// How taps outside the source fold back into it (CPU only): reflect repeats the edge pixel
+// (fedcba|abcdefgh|hgfedcb), reflect_101 does not (gfedcb|abcdefgh|gfedcba), wrap tiles
+// (cdefgh|abcdefgh|abcdefg). A source one pixel wide reads that pixel.
+enum class WarpFold : int8_t { kNone, kReflect, kReflect101, kWrap };
+
 struct WarpBorder {
   bool clamp = true;  // repeat the edge pixel; otherwise read `fill` (every channel)
   float fill = 0.0f;
+  WarpFold fold = WarpFold::kNone;        // when set, overrides clamp and fill
+  const float* channel_fill = nullptr;    // one fill value per channel, overriding `fill`
 };
 
 // dst(x, y) = src(m[0] x + m[1] y + m[2], m[3] x + m[4] y + m[5]) in the coordinates above.
@@ -51,6 +60,20 @@ AffineMap2D rotation_map(int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_
 using RowMap = std::function<void(int64_t y, int64_t width, float* sx, float* sy)>;
 
 RowMap affine_row_map(const AffineMap2D& a);
+
+// A homography in OpenCV's pixel convention (pixel (i, j) centred at (i, j)): output pixel (x, y)
+// reads the source at ((m0 x + m1 y + m2) / w, (m3 x + m4 y + m5) / w), w = m6 x + m7 y + m8.
+struct PerspectiveMap2D {
+  double m[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+};
+// The inverse map; false when the matrix is singular (or not finite).
+bool invert_perspective(const PerspectiveMap2D& a, PerspectiveMap2D* inv);
+// The source points in float32 arithmetic, as OpenCV 5's warpPerspective computes them (the
+// row's terms rounded to float once, then a multiply-add and a division per pixel), so that
+// samples near a pixel boundary fall on the same side as there. With `nearest` each point is
+// snapped to the centre of the pixel OpenCV's nearest neighbour picks (rounding half to even),
+// which the sampler's floor then takes.
+RowMap perspective_row_map(const PerspectiveMap2D& p, bool nearest);
 // DALI's water: src = (x + ampl_x sin(freq_x y + phase_x), y + ampl_y cos(freq_y x + phase_y)),
 // with x, y the output pixel's integer index (DALI passes the index, not the centre).
 struct WaterParams {
@@ -63,18 +86,26 @@ RowMap sphere_row_map(int64_t height, int64_t width);
 
 namespace detail {
 
-// Brings a coordinate into [-4, n + 4] (NaN to -4): far-away samples stay outside the image and
-// the integer conversions below cannot overflow.
-inline float tame(float v, int64_t n) {
-  float hi = static_cast<float>(n + 4);
-  if (!(v >= -4.0f)) return -4.0f;
-  return v > hi ? hi : v;
-}
-
 // floor for tamed values (std::floor is a library call without SSE4.1).
 inline int64_t floor_i(float v) {
   int64_t i = static_cast<int64_t>(v);
   return i - (v < static_cast<float>(i));
+}
+
+// The source index that tap `i` folds to, for any integer `i`.
+inline int64_t fold_index(int64_t i, int64_t n, WarpFold f) {
+  if (n <= 1) return 0;
+  int64_t p = f == WarpFold::kWrap ? n : f == WarpFold::kReflect ? 2 * n : 2 * n - 2;
+  i %= p;
+  if (i < 0) i += p;
+  if (i < n) return i;
+  return f == WarpFold::kReflect ? p - 1 - i : p - i;  // kWrap never gets here
+}
+
+// The period of a fold along an axis of `n` pixels: moving a point by it reads the same taps.
+inline int64_t fold_period(int64_t n, WarpFold f) {
+  if (n <= 1) return 1;
+  return f == WarpFold::kWrap ? n : f == WarpFold::kReflect ? 2 * n : 2 * n - 2;
 }
 
 // Keys' cubic convolution weights for the four taps at offsets -1, 0, 1, 2 from floor.
@@ -91,20 +122,36 @@ template <typename Out, typename In>
 class RowSampler {
  public:
   RowSampler(const ImageView<const In>& in, WarpBorder border)
-      : in_(in), border_(border), c_(in.channels) {}
+      : in_(in), border_(border), c_(in.channels) {
+    // Points are brought into [lo, hi] before the integer conversions. Clamped or filled taps
+    // are all alike beyond 4 pixels out; folded points come already reduced by warp() to less
+    // than one period from 0.
+    if (border_.fold != WarpFold::kNone) {
+      hx_ = static_cast<float>(fold_period(in.width, border_.fold) + 4);
+      hy_ = static_cast<float>(fold_period(in.height, border_.fold) + 4);
+      lx_ = -hx_;
+      ly_ = -hy_;
+    } else {
+      hx_ = static_cast<float>(in.width + 4);
+      hy_ = static_cast<float>(in.height + 4);
+    }
+  }
 
   // out: the output row (pixel stride `ops`); sx, sy: the source points.
   void nearest(Out* out, int64_t ops, const float* sx, const float* sy, int64_t n) const {
     for (int64_t x = 0; x < n; ++x, out += ops) {
-      int64_t ix = floor_i(tame(sx[x], in_.width)), iy = floor_i(tame(sy[x], in_.height));
+      int64_t ix = floor_i(tame_x(sx[x])), iy = floor_i(tame_y(sy[x]));
       if (inside(ix, iy)) {
         const In* p = in_.at(iy, ix);
+        for (int64_t c = 0; c < c_; ++c) out[c] = convert_sat<Out>(p[c]);
+      } else if (border_.fold != WarpFold::kNone) {
+        const In* p = in_.at(fold_index(iy, in_.height, border_.fold), fold_index(ix, in_.width, border_.fold));
         for (int64_t c = 0; c < c_; ++c) out[c] = convert_sat<Out>(p[c]);
       } else if (border_.clamp) {
         const In* p = in_.at(clampi(iy, in_.height), clampi(ix, in_.width));
         for (int64_t c = 0; c < c_; ++c) out[c] = convert_sat<Out>(p[c]);
       } else {
-        for (int64_t c = 0; c < c_; ++c) out[c] = convert_sat<Out>(border_.fill);
+        for (int64_t c = 0; c < c_; ++c) out[c] = convert_sat<Out>(fill(c));
       }
     }
   }
@@ -121,7 +168,7 @@ class RowSampler {
   void cubic(Out* out, int64_t ops, const float* sx, const float* sy, int64_t n) const {
     const int64_t W = in_.width, H = in_.height;
     for (int64_t x = 0; x < n; ++x, out += ops) {
-      float fx = tame(sx[x], W) - 0.5f, fy = tame(sy[x], H) - 0.5f;
+      float fx = tame_x(sx[x]) - 0.5f, fy = tame_y(sy[x]) - 0.5f;
       int64_t x0 = floor_i(fx) - 1, y0 = floor_i(fy) - 1;
       float wx[4], wy[4];
       cubic_weights(fx - (x0 + 1), wx);
@@ -157,14 +204,14 @@ class RowSampler {
     constexpr int kChunk = 256;
     int32_t ix[kChunk], iy[kChunk];
     float wx[kChunk], wy[kChunk];
-    const float hx = static_cast<float>(W + 4), hy = static_cast<float>(H + 4);
+    const float hx = hx_, hy = hy_, lx = lx_, ly = ly_;
     for (int64_t x0c = 0; x0c < n; x0c += kChunk) {
       const int m = static_cast<int>(std::min<int64_t>(kChunk, n - x0c));
       const float* cx = sx + x0c;
       const float* cy = sy + x0c;
       for (int k = 0; k < m; ++k) {
-        float fx = cx[k] >= -4.0f ? (cx[k] <= hx ? cx[k] : hx) : -4.0f;  // NaN -> -4
-        float fy = cy[k] >= -4.0f ? (cy[k] <= hy ? cy[k] : hy) : -4.0f;
+        float fx = cx[k] >= lx ? (cx[k] <= hx ? cx[k] : hx) : lx;  // NaN -> lx
+        float fy = cy[k] >= ly ? (cy[k] <= hy ? cy[k] : hy) : ly;
         fx -= 0.5f;
         fy -= 0.5f;
         int32_t i = static_cast<int32_t>(fx), j = static_cast<int32_t>(fy);
@@ -201,15 +248,22 @@ class RowSampler {
 
   bool inside(int64_t x, int64_t y) const { return x >= 0 && y >= 0 && x < in_.width && y < in_.height; }
   static int64_t clampi(int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
+  float tame_x(float v) const { return !(v >= lx_) ? lx_ : v > hx_ ? hx_ : v; }  // NaN -> lo
+  float tame_y(float v) const { return !(v >= ly_) ? ly_ : v > hy_ ? hy_ : v; }
+  float fill(int64_t c) const { return border_.channel_fill ? border_.channel_fill[c] : border_.fill; }
   float tap(int64_t x, int64_t y, int64_t c) const {
     if (inside(x, y)) return static_cast<float>(in_.at(y, x)[c]);
+    if (border_.fold != WarpFold::kNone)
+      return static_cast<float>(
+          in_.at(fold_index(y, in_.height, border_.fold), fold_index(x, in_.width, border_.fold))[c]);
     if (border_.clamp) return static_cast<float>(in_.at(clampi(y, in_.height), clampi(x, in_.width))[c]);
-    return border_.fill;
+    return fill(c);
   }
 
   ImageView<const In> in_;
   WarpBorder border_;
   int64_t c_;
+  float lx_ = -4.0f, ly_ = -4.0f, hx_ = 0.0f, hy_ = 0.0f;
 };
 
 }  // namespace detail
@@ -221,16 +275,28 @@ void warp(const ImageView<Out>& out, const ImageView<const In>& in, const RowMap
           WarpInterp interp, WarpBorder border) {
   if (out.height <= 0 || out.width <= 0 || out.channels <= 0) return;
   if (in.height <= 0 || in.width <= 0) {
-    float v = border.clamp ? 0.0f : border.fill;
+    const bool fills = !border.clamp && border.fold == WarpFold::kNone;
     for (int64_t y = 0; y < out.height; ++y)
       for (int64_t x = 0; x < out.width; ++x)
-        for (int64_t c = 0; c < out.channels; ++c) out.at(y, x)[c] = convert_sat<Out>(v);
+        for (int64_t c = 0; c < out.channels; ++c)
+          out.at(y, x)[c] = convert_sat<Out>(
+              !fills ? 0.0f : border.channel_fill ? border.channel_fill[c] : border.fill);
     return;
   }
   detail::RowSampler<Out, In> s(in, border);
   std::vector<float> sx(out.width), sy(out.width);
+  const float px = static_cast<float>(detail::fold_period(in.width, border.fold));
+  const float py = static_cast<float>(detail::fold_period(in.height, border.fold));
   for (int64_t y = 0; y < out.height; ++y) {
     map(y, out.width, sx.data(), sy.data());
+    if (border.fold != WarpFold::kNone) {
+      // Whole periods off: the taps stay the same, the fraction exact (fmod is exact), and far
+      // points stay within reach of the integer conversions.
+      for (int64_t x = 0; x < out.width; ++x) {
+        sx[x] = std::fmod(sx[x], px);
+        sy[x] = std::fmod(sy[x], py);
+      }
+    }
     Out* row = out.row(y);
     switch (interp) {
       case WarpInterp::kNearest: s.nearest(row, out.pixel_stride, sx.data(), sy.data(), out.width); break;
