@@ -10,6 +10,8 @@
 //  2. Everything else (PNG and other formats, CMYK, 12-bit, lossless, EXIF-rotated images,
 //     16-bit output, files without an end marker, and whatever nvJPEG refuses) is decoded by the
 //     CPU decoder on the worker threads into pinned memory and copied up.
+//     1 and 2 are one parallel_for: one worker waits for the engines' batch while the others
+//     decode on CUDA cores and on the CPU (a second round takes what nvJPEG refused).
 //  3. GPU-decoded images whose decoded region is not the output (the fused resize's input, or a
 //     whole image where the engines refused the window) went to scratch memory; one launch of
 //     the slice kernel (crops) and one of the resampling kernel (the fused resize) make the
@@ -25,6 +27,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <functional>
 #include <mutex>
 
 #include "codecs/nvjpeg/nvjpeg_decoder.h"
@@ -262,43 +266,144 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
     return t;
   };
 
-  // 2a. The hardware batch. If it fails, its images go to the CUDA cores one by one, which
-  // finds the bad one.
-  std::vector<int64_t> hw;
+  // 2. One parallel_for decodes everything: its first item is the engines' batch (a worker
+  // waits for the engines), the next ones the CUDA cores' images, the last ones the CPU's, into
+  // pinned memory laid out like the output. So the engines, the CUDA cores and the CPU decoder
+  // work at the same time, and no worker idles behind a phase that only some of them have work
+  // in (the engines, or the few images the CPU decodes). What nvJPEG refuses goes to a second
+  // round: a failed engine batch to the CUDA cores one by one (which finds the bad image), what
+  // the CUDA cores refuse to the CPU decoder.
+  std::vector<int64_t> hw, cuda, cpu;
   for (int64_t i = 0; i < n; ++i)
-    if (route[i] == Route::kHardware) hw.push_back(i);
-  if (!hw.empty()) {
-    std::vector<nvjpeg::DecodeTarget> targets;
-    for (int64_t i : hw) targets.push_back(target(i));
+    (route[i] == Route::kHardware ? hw : route[i] == Route::kCuda ? cuda : cpu).push_back(i);
+  std::vector<nvjpeg::DecodeTarget> hw_targets;
+  for (int64_t i : hw) hw_targets.push_back(target(i));
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  std::mutex mu;
+  // The CPU decoder for sample i (run_sample does what the CPU backend does: fallbacks,
+  // on_error='replace'); the first error is kept, named as the CPU backend names it.
+  auto decode_cpu = [&](int64_t i, int thread) {
     try {
-      dec.decode_hardware(targets, format, stream);
+      run_sample(ws, i, thread);
     } catch (const Error& e) {
-      if (e.kind() == ErrorKind::kOutOfMemory) throw;
-      for (int64_t i : hw) route[i] = Route::kCuda;
+      if (e.kind() != ErrorKind::kInternal && ws.on_error == OnError::kSkip &&
+          ws.report_bad_sample(i, in[i].source, e.what()))
+        return;
+      std::lock_guard<std::mutex> g(mu);
+      if (!failed.exchange(true)) error = std::make_exception_ptr(sample_error(e, in, static_cast<size_t>(i)));
+    } catch (...) {
+      std::lock_guard<std::mutex> g(mu);
+      if (!failed.exchange(true)) error = std::current_exception();
     }
-  }
-  clock.lap("hw");
-  // 2b. CUDA cores, from the worker threads.
-  std::vector<int64_t> cuda;
-  for (int64_t i = 0; i < n; ++i)
-    if (route[i] == Route::kCuda) cuda.push_back(i);
-  if (!cuda.empty()) {
-    dec.fork(stream);
-    ws.thread_pool->parallel_for(static_cast<int64_t>(cuda.size()), [&](int64_t k, int thread) {
-      const int64_t i = cuda[k];
+  };
+  // Pinned memory for the CPU's images, laid out like the output, swapped in as ws.outputs[0]
+  // while run_sample writes there; uploaded once the decoding is done.
+  struct Staging {
+    std::vector<int64_t> images;
+    std::vector<size_t> off;
+    std::shared_ptr<void> block;
+    Batch host;
+  };
+  auto stage = [&](const std::vector<int64_t>& images) {
+    Staging st;
+    st.images = images;
+    size_t bytes = 0;
+    for (int64_t i : images) {
+      st.off.push_back(bytes);
+      bytes += out.sample_bytes(i);
+    }
+    st.block = ws.gpu->allocate_pinned(std::max<size_t>(bytes, 1));
+    st.host = Batch(dtype_, "HWC");
+    st.host.resize(n);
+    for (size_t k = 0; k < images.size(); ++k) {
+      Sample& smp = st.host[images[k]];
+      smp.owner = st.block;
+      smp.data = static_cast<char*>(st.block.get()) + st.off[k];
+      smp.shape = out.shape(images[k]);
+      smp.source = in[images[k]].source;
+    }
+    return st;
+  };
+  auto upload = [&](const Staging& st) {
+    for (size_t k = 0; k < st.images.size(); ++k) {
+      const int64_t i = st.images[k];
+      if (out.sample_bytes(i))
+        ws.gpu->copy_async(out[i].data, static_cast<char*>(st.block.get()) + st.off[k], out.sample_bytes(i));
+    }
+  };
+  // Runs f(item, thread) over `items` with ws.outputs[0] holding st's pinned batch (for
+  // run_sample), the device batch back in place afterwards.
+  auto with_staging = [&](Staging& st, int64_t items, const std::function<void(int64_t, int)>& f) {
+    Batch device_out = std::move(ws.outputs[0]);
+    ws.outputs[0] = std::move(st.host);
+    try {
+      ws.thread_pool->parallel_for(items, f);
+    } catch (...) {
+      st.host = std::move(ws.outputs[0]);
+      ws.outputs[0] = std::move(device_out);
+      throw;
+    }
+    st.host = std::move(ws.outputs[0]);
+    ws.outputs[0] = std::move(device_out);
+  };
+
+  std::vector<nvjpeg::DecodeTarget> cuda_targets;
+  for (int64_t i : cuda) cuda_targets.push_back(target(i));
+  Staging first = stage(cpu);
+  std::vector<int64_t> retry_cuda, late_cpu;
+  const int64_t lead = hw.empty() ? 0 : 1;
+  if (!cuda.empty()) dec.fork(stream);
+  with_staging(first, lead + static_cast<int64_t>(cuda.size() + cpu.size()), [&](int64_t k, int thread) {
+    if (k < lead) {
       try {
-        dec.decode_cuda(target(i), format, thread);
+        dec.decode_hardware(hw_targets, format, stream);
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::kOutOfMemory) throw;
+        std::lock_guard<std::mutex> g(mu);
+        retry_cuda = hw;
+      }
+      return;
+    }
+    k -= lead;
+    if (k < static_cast<int64_t>(cuda.size())) {
+      try {
+        dec.decode_cuda(cuda_targets[k], format, thread);
       } catch (const Error& e) {
         // Whatever nvJPEG refuses (bad data, unsupported coding, or INVALID_PARAMETER for some
         // malformed headers), the CPU decoder decodes or reports with the file's name.
         if (e.kind() == ErrorKind::kOutOfMemory) throw;
-        route[i] = Route::kCpu;
+        std::lock_guard<std::mutex> g(mu);
+        late_cpu.push_back(cuda[k]);
+      }
+      return;
+    }
+    decode_cpu(cpu[k - cuda.size()], thread);
+  });
+  if (!retry_cuda.empty()) {
+    if (cuda.empty()) dec.fork(stream);
+    ws.thread_pool->parallel_for(static_cast<int64_t>(retry_cuda.size()), [&](int64_t k, int thread) {
+      const int64_t i = retry_cuda[k];
+      try {
+        dec.decode_cuda(target(i), format, thread);
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::kOutOfMemory) throw;
+        std::lock_guard<std::mutex> g(mu);
+        late_cpu.push_back(i);
       }
     });
-    dec.join(stream);
   }
-
-  clock.lap("cuda");
+  if (!cuda.empty() || !retry_cuda.empty()) dec.join(stream);
+  for (int64_t i : late_cpu) route[i] = Route::kCpu;
+  std::sort(late_cpu.begin(), late_cpu.end());
+  Staging late = stage(late_cpu);
+  if (!late_cpu.empty())
+    with_staging(late, static_cast<int64_t>(late_cpu.size()),
+                 [&](int64_t k, int thread) { decode_cpu(late_cpu[k], thread); });
+  if (error) std::rethrow_exception(error);
+  upload(first);
+  upload(late);
+  clock.lap("decode");
   // 3. Crops and the fused resize of what went to scratch.
   std::vector<kernels::SliceArgs> crops;
   std::vector<void*> crop_out;
@@ -342,59 +447,7 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
   if (!resizes.empty())
     kernels::cuda::resample_gpu(ws, DType::kUInt8, DType::kUInt8, resizes);
 
-  // 4. The CPU decoder for the rest, into pinned memory laid out like the output, then copied
-  // up. run_sample does what the CPU backend does: fallbacks, on_error='replace'.
-  std::vector<int64_t> cpu;
-  for (int64_t i = 0; i < n; ++i)
-    if (route[i] == Route::kCpu) cpu.push_back(i);
-  if (!cpu.empty()) {
-    size_t bytes = 0;
-    std::vector<size_t> off(cpu.size());
-    for (size_t k = 0; k < cpu.size(); ++k) {
-      off[k] = bytes;
-      bytes += out.sample_bytes(cpu[k]);
-    }
-    std::shared_ptr<void> staging = ws.gpu->allocate_pinned(std::max<size_t>(bytes, 1));
-    Batch host(dtype_, "HWC");
-    host.resize(n);
-    for (size_t k = 0; k < cpu.size(); ++k) {
-      Sample& s = host[cpu[k]];
-      s.owner = staging;
-      s.data = static_cast<char*>(staging.get()) + off[k];
-      s.shape = out.shape(cpu[k]);
-      s.source = in[cpu[k]].source;
-    }
-    Batch device_out = std::move(ws.outputs[0]);
-    ws.outputs[0] = std::move(host);
-    std::atomic<bool> failed{false};
-    std::exception_ptr error;
-    std::mutex mu;
-    ws.thread_pool->parallel_for(static_cast<int64_t>(cpu.size()), [&](int64_t k, int thread) {
-      const int64_t i = cpu[k];
-      try {
-        run_sample(ws, i, thread);
-      } catch (const Error& e) {
-        if (e.kind() != ErrorKind::kInternal && ws.on_error == OnError::kSkip &&
-            ws.report_bad_sample(i, in[i].source, e.what()))
-          return;
-        std::lock_guard<std::mutex> g(mu);
-        if (!failed.exchange(true))
-          error = std::make_exception_ptr(sample_error(e, in, static_cast<size_t>(i)));
-      } catch (...) {
-        std::lock_guard<std::mutex> g(mu);
-        if (!failed.exchange(true)) error = std::current_exception();
-      }
-    });
-    ws.outputs[0] = std::move(device_out);
-    if (error) std::rethrow_exception(error);
-    for (size_t k = 0; k < cpu.size(); ++k) {
-      const int64_t i = cpu[k];
-      if (out.sample_bytes(i))
-        ws.gpu->copy_async(out[i].data, static_cast<char*>(staging.get()) + off[k],
-                           out.sample_bytes(i));
-    }
-  }
-  clock.lap("post+cpu");
+  clock.lap("post");
   if (clock.on)
     std::fprintf(stderr, "stoker mixed decoder: %lld images (%zu hw, %zu cuda, %zu cpu), ms:%s\n",
                  static_cast<long long>(n), hw.size(), cuda.size(), cpu.size(), clock.line.c_str());
