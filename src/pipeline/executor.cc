@@ -52,7 +52,7 @@ void Executor::plan_stages() {
   // The cpu, mixed and gpu stages, those the graph has, in that order. Mixed and gpu are
   // separate stages so that the nvJPEG hardware batch (which holds its thread ~13 ms per 256
   // images) overlaps the GPU operators of the batch before: 14,475 img/s on the H100 where one
-  // device stage reached 10-13k (bench/RESULTS.md, session 3).
+  // device stage reached 10-13k (bench/RESULTS.md, the tree on 4a4f039).
   const size_t n = graph_.size();
   bool has[3] = {false, false, false};
   auto index_of = [](Backend b) { return b == Backend::kCPU ? 0 : b == Backend::kMixed ? 1 : 2; };
