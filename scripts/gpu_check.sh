@@ -50,7 +50,7 @@ fi
 [ -n "$RUN_TESTS" ] && step gtest_cuda build/gpu/stoker_tests --gtest_filter='Cuda*:Nvjpeg*'
 GPU_PYTEST="tests/python/test_gpu_transfer.py tests/python/test_gpu_geometry.py tests/python/test_gpu_decoder.py"
 GPU_PYTEST="$GPU_PYTEST tests/python/test_gpu_ops.py tests/python/test_gpu_pipeline.py tests/python/test_gpu_graph_ops.py"
-GPU_PYTEST="$GPU_PYTEST tests/python/test_gpu_detection.py"
+GPU_PYTEST="$GPU_PYTEST tests/python/test_gpu_detection.py tests/python/test_gpu_filters.py"
 [ -n "$RUN_TESTS" ] && step pytest_gpu env PYTHONPATH="$PWD/build/gpu/python" LD_PRELOAD="$STACKDUMP" \
   python3 -m pytest -q -rs -p no:cacheprovider --capture=sys \
   $GPU_PYTEST tests/python/test_plugin_pytorch.py tests/python/test_plugin_jax.py \

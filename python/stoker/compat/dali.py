@@ -44,6 +44,12 @@ _ALIASES = {
     "nvidia.dali.plugin.numba.experimental": "stoker.plugin.numba.experimental",
     "nvidia.dali.plugin.numba.fn": "stoker.plugin.numba.fn",
     "nvidia.dali.plugin.numba.fn.experimental": "stoker.plugin.numba.fn.experimental",
+    "nvidia.dali.auto_aug": "stoker.auto_aug",
+    "nvidia.dali.auto_aug.core": "stoker.auto_aug.core",
+    "nvidia.dali.auto_aug.augmentations": "stoker.auto_aug.augmentations",
+    "nvidia.dali.auto_aug.auto_augment": "stoker.auto_aug.auto_augment",
+    "nvidia.dali.auto_aug.rand_augment": "stoker.auto_aug.rand_augment",
+    "nvidia.dali.auto_aug.trivial_augment": "stoker.auto_aug.trivial_augment",
 }
 _PREFIXES = {"nvidia.dali.fn.": "stoker.fn.", "nvidia.dali.ops.": "stoker.ops."}
 

@@ -14,3 +14,6 @@ list(APPEND STOKER_TEST_SOURCES
 list(APPEND STOKER_CUDA_SOURCES
   src/ops/image/decoder_mixed.cc
   src/ops/image/resample_gpu.cc)
+# resize_crop_mirror (and DALI's deprecated fast_resize_crop_mirror).
+list(APPEND STOKER_SOURCES
+  src/ops/image/resize_crop_mirror.cc)

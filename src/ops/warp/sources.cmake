@@ -7,3 +7,6 @@ list(APPEND STOKER_SOURCES
 # experimental.warp_perspective (CPU).
 list(APPEND STOKER_SOURCES
   src/ops/warp/warp_perspective.cc)
+# experimental.remap (CPU).
+list(APPEND STOKER_SOURCES
+  src/ops/warp/remap.cc)

@@ -6,3 +6,7 @@ list(APPEND STOKER_SOURCES
 list(APPEND STOKER_TEST_SOURCES
   tests/cpp/kernels/color_affine_test.cc
   tests/cpp/kernels/color_ops_test.cc)
+# Histograms (equalize, clahe) and demosaicing (debayer).
+list(APPEND STOKER_SOURCES
+  src/kernels/cpu/color/histogram.cc
+  src/kernels/cpu/color/debayer.cc)
