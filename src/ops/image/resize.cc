@@ -39,7 +39,13 @@ class Resize : public Operator {
     base_.subpixel_scale = spec.get<bool>("subpixel_scale");
     base_.roi_relative = spec.get<bool>("roi_relative");
     try {
-      check_resize_args(sample_args_template(), 2);
+      // The number of spatial axes is known per batch; until then, volumes' if the arguments
+      // speak of three axes. setup() checks again against the data.
+      const ResizeArgs a = sample_args_template();
+      auto three = [](const std::optional<std::vector<float>>& v) { return v && v->size() == 3; };
+      const bool volume = a.resize_z || three(a.size) || three(a.roi_start) ||
+                          a.max_size.size() == 3;
+      check_resize_args(a, volume ? 3 : 2);
     } catch (const Error& e) {
       throw e.with_context(spec.display_name());
     }
@@ -48,29 +54,37 @@ class Resize : public Operator {
   std::vector<OutputDesc> setup(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const std::string& layout = in.layout();
-    if (layout.find('D') != std::string::npos)
-      spec_.arg_error("input", "has layout '" + layout + "': 3-D (volumetric) resize is not "
-                               "supported yet. Resize HWC, CHW, FHWC, FCHW or CFHW data.");
     if (!resize_layout_supported(layout, in.ndim()))
-      spec_.arg_error("input", "must be images (HWC or CHW) or sequences of images (FHWC, FCHW or "
-                               "CFHW), got layout '" + layout + "' with " +
+      spec_.arg_error("input", "must be images (HWC or CHW), sequences of images (FHWC, FCHW or "
+                               "CFHW), volumes (DHWC or CDHW) or sequences of volumes (FDHWC, "
+                               "FCDHW or CFDHW), got layout '" + layout + "' with " +
                                std::to_string(in.ndim()) + " dimensions.");
     DType out_t = dtype_ == DType::kNone ? in.dtype() : dtype_;
     if (!supported_dtype(in.dtype()))
       spec_.arg_error("input", std::string("must be uint8, int16, uint16 or float32, got ") + dtype_name(in.dtype()) + ".");
     results_.resize(in.size());
+    depth_.assign(in.size(), {});
+    volume_ = layout.find('D') != std::string::npos;
     OutputDesc d{out_t, layout, {}};
     for (size_t i = 0; i < in.size(); ++i) {
       const Shape& s = in.shape(i);
       const ResizePlanes g = resize_planes(layout, s);
       const int64_t h = g.h, w = g.w;
       ResizeArgs a = sample_args(ws, static_cast<int64_t>(i));
+      Shape o = s;
       try {
-        results_[i] = compute_resize_2d(a, h, w);
+        if (g.volume()) {
+          const ResizeResult r = compute_resize(a, {g.d, h, w});
+          results_[i] = ResizeResult2D{r.out_size[1], r.out_size[2], r.roi_lo[1], r.roi_lo[2],
+                                       r.roi_hi[1], r.roi_hi[2]};
+          depth_[i] = DepthWindow{r.out_size[0], r.roi_lo[0], r.roi_hi[0]};
+          o[g.d_axis] = r.out_size[0];
+        } else {
+          results_[i] = compute_resize_2d(a, h, w);
+        }
       } catch (const Error& e) {
         throw e.with_context(spec_.display_name() + ", sample " + std::to_string(i));
       }
-      Shape o = s;
       o[g.h_axis] = results_[i].out_h;
       o[g.w_axis] = results_[i].out_w;
       d.shapes.push_back(o);
@@ -85,7 +99,8 @@ class Resize : public Operator {
     const Shape& os = out.shape(i);
     const ResizePlanes gi = resize_planes(in.layout(), is), go = resize_planes(in.layout(), os);
     const int64_t nf = gi.planes, ih = gi.h, iw = gi.w, c = gi.c, oh = go.h, ow = go.w;
-    if (oh == 0 || ow == 0 || ih == 0 || iw == 0) return;
+    const int64_t id = gi.d, od = go.d;  // 1 for images
+    if (oh == 0 || ow == 0 || ih == 0 || iw == 0 || od == 0 || id == 0) return;
     kernels::ResampleParams p = params_;
     const ResizeResult2D& r = results_[i];
     p.roi = kernels::ResampleRoi{r.y0, r.x0, r.y1, r.x1};
@@ -97,6 +112,14 @@ class Resize : public Operator {
                        std::is_same_v<In, uint16_t> || std::is_same_v<In, float>) &&
                       (std::is_same_v<Out, uint8_t> || std::is_same_v<Out, int16_t> ||
                        std::is_same_v<Out, uint16_t> || std::is_same_v<Out, float>)) {
+          if (gi.volume()) {
+            const DepthWindow& z = depth_[i];
+            for (int64_t f = 0; f < nf; ++f)
+              kernels::resample_volume(out.data<Out>(i) + f * od * oh * ow * c, od, oh, ow,
+                                       in.data<In>(i) + f * id * ih * iw * c, id, ih, iw, c, p,
+                                       z.z0, z.z1);
+            return;
+          }
           for (int64_t f = 0; f < nf; ++f) {
             ImageView<const In> src(in.data<In>(i) + f * ih * iw * c, ih, iw, c);
             ImageView<Out> dst(out.data<Out>(i) + f * oh * ow * c, oh, ow, c);
@@ -111,6 +134,9 @@ class Resize : public Operator {
 
   // After setup(): the filter and source window of sample i (for the GPU twin).
   std::optional<kernels::ResampleParams> sample_params(int64_t i) const {
+    if (volume_)
+      spec_.arg_error("input", "is volumetric (layout with D): 3-D resize runs on the CPU only; "
+                               "resize the volumes before .gpu().");
     kernels::ResampleParams p = params_;
     const ResizeResult2D& r = results_[i];
     p.roi = kernels::ResampleRoi{r.y0, r.x0, r.y1, r.x1};
@@ -132,6 +158,7 @@ class Resize : public Operator {
     };
     a.resize_x = opt("resize_x");
     a.resize_y = opt("resize_y");
+    a.resize_z = opt("resize_z");
     a.resize_shorter = opt("resize_shorter");
     a.resize_longer = opt("resize_longer");
     a.size = optl("size");
@@ -153,6 +180,7 @@ class Resize : public Operator {
     };
     a.resize_x = opt("resize_x");
     a.resize_y = opt("resize_y");
+    a.resize_z = opt("resize_z");
     a.resize_shorter = opt("resize_shorter");
     a.resize_longer = opt("resize_longer");
     a.size = optl("size");
@@ -165,21 +193,34 @@ class Resize : public Operator {
   ResizeArgs base_;
   DType dtype_ = DType::kNone;
   std::vector<ResizeResult2D> results_;
+  // Volumes: the output depth and the source window along depth, per sample.
+  struct DepthWindow {
+    int64_t out_d = 1;
+    double z0 = 0, z1 = 1;
+  };
+  std::vector<DepthWindow> depth_;
+  bool volume_ = false;
 };
 
 }  // namespace
 
 STOKER_REGISTER_OP_NAMED(resize, "resize") {
-  schema.doc("Resizes images (HWC, CHW) and sequences of images (FHWC, FCHW, CFHW). The output size follows DALI's "
-             "rules for resize_x / resize_y / size, resize_shorter / resize_longer, mode and "
-             "max_size; shrinking is antialiased by default.")
-      .inputs(1, 1, {"input"}).outputs(1).input_layouts({"HWC", "FHWC", "CHW", "FCHW", "CFHW"})
+  schema.doc("Resizes images (HWC, CHW), sequences of images (FHWC, FCHW, CFHW), volumes (DHWC, "
+             "CDHW) and sequences of volumes (FDHWC, FCDHW, CFDHW). The output size follows DALI's "
+             "rules for resize_x / resize_y / resize_z / size, resize_shorter / resize_longer, "
+             "mode and max_size; shrinking is antialiased by default. Volumes are resampled "
+             "along depth with the same filter, separably (CPU only).")
+      .inputs(1, 1, {"input"}).outputs(1)
+      .input_layouts({"HWC", "FHWC", "CHW", "FCHW", "CFHW", "DHWC", "FDHWC", "CDHW", "FCDHW", "CFDHW"})
       .arg({.name = "resize_x", .type = ArgType::kFloat, .optional = true,
             .doc = "Output width; 0 or absent: from the other extents (keeping the aspect ratio).", .tensor = true})
       .arg({.name = "resize_y", .type = ArgType::kFloat, .optional = true,
             .doc = "Output height; 0 or absent: from the other extents.", .tensor = true})
+      .arg({.name = "resize_z", .type = ArgType::kFloat, .optional = true,
+            .doc = "Output depth (volumes only); 0 or absent: from the other extents.", .tensor = true})
       .arg({.name = "size", .type = ArgType::kFloatList, .optional = true,
-            .doc = "Output size (H, W); 0 for an extent computed from the others.", .tensor = true})
+            .doc = "Output size (H, W), or (D, H, W) for volumes; 0 for an extent computed from "
+                   "the others.", .tensor = true})
       .arg({.name = "resize_shorter", .type = ArgType::kFloat, .optional = true,
             .doc = "Length of the shorter side; the aspect ratio is kept.", .tensor = true})
       .arg({.name = "resize_longer", .type = ArgType::kFloat, .optional = true,
@@ -193,7 +234,8 @@ STOKER_REGISTER_OP_NAMED(resize, "resize") {
             .doc = "Keep the exact (unrounded) scale, adjusting the source window, rather than "
                    "stretching to whole output pixels."})
       .arg({.name = "roi_start", .type = ArgType::kFloatList, .optional = true,
-            .doc = "Start of the source region (H, W); absolute, or relative with roi_relative.", .tensor = true})
+            .doc = "Start of the source region (H, W), or (D, H, W) for volumes; absolute, or "
+                   "relative with roi_relative.", .tensor = true})
       .arg({.name = "roi_end", .type = ArgType::kFloatList, .optional = true,
             .doc = "End of the source region; a start above the end flips that axis.", .tensor = true})
       .arg({.name = "roi_relative", .type = ArgType::kBool, .default_value = false,

@@ -718,11 +718,74 @@ void resample(const ImageView<Out>& out, const ImageView<const In>& in,
   resample(out, in, params, buffer.data(), buffer.size());
 }
 
+template <typename Out, typename In>
+void resample_volume(Out* out, int64_t out_d, int64_t out_h, int64_t out_w, const In* in,
+                     int64_t in_d, int64_t in_h, int64_t in_w, int64_t channels,
+                     const ResampleParams& params, double z0, double z1) {
+  const int64_t C = channels;
+  if (out_d <= 0 || out_h <= 0 || out_w <= 0 || C <= 0) return;
+  if (in_d <= 0 || in_h <= 0 || in_w <= 0)
+    fail(ErrorKind::kInvalidArgument,
+         "resample_volume: cannot produce a " + std::to_string(out_d) + " x " +
+             shape_str(out_h, out_w, C) + " output from an empty input of shape " +
+             std::to_string(in_d) + " x " + shape_str(in_h, in_w, C));
+  auto ok = [](double v) { return std::isfinite(v) && std::fabs(v) < 1e9; };
+  if (!ok(z0) || !ok(z1) || z0 == z1)
+    fail(ErrorKind::kInvalidArgument,
+         "resample_volume: the depth window (z0, z1) = (" + std::to_string(z0) + ", " +
+             std::to_string(z1) + ") must be finite, within 1e9 pixels and non-empty");
+  const int64_t in_slice = in_h * in_w * C, out_slice = out_h * out_w * C;
+  const AxisSpec az = make_axis(in_d, out_d, z0, z1, params);
+  thread_local std::vector<char> table_buffer;
+  const size_t table_size = 64 + table_bytes(az, false) + 64;
+  if (table_buffer.size() < table_size) table_buffer.resize(table_size);
+  Arena arena{table_buffer.data(), table_buffer.data() + table_buffer.size()};
+  const AxisTable tz = build_table(az, params, false, arena);
+  auto out_view = [&](Out* p) { return ImageView<Out>(p, out_h, out_w, C); };
+  auto in_view = [&](const In* p) { return ImageView<const In>(p, in_h, in_w, C); };
+  if (out_d == in_d && is_identity(tz, out_d)) {  // the slices as they are: 2-D exactly
+    for (int64_t z = 0; z < out_d; z++)
+      resample(out_view(out + z * out_slice), in_view(in + z * in_slice), params);
+    return;
+  }
+  // Work estimate, as make_plan's: the depth pass streams whole slices (four values per
+  // operation); a slice's 2-D resample costs about its input and output pixels.
+  const int64_t used = tz.used_hi - tz.used_lo;
+  const double T = tz.taps, in_px = double(in_h) * in_w, out_px = double(out_h) * out_w;
+  const double plane = (in_px + out_px) * C;
+  const double depth_first = double(out_d) * (in_px * C * T / 4 + plane);
+  const double depth_last = double(used) * plane + double(out_d) * out_px * C * T / 4;
+  thread_local std::vector<float> buffer;
+  if (depth_first <= depth_last) {
+    // Per output slice: the weighted sum of its source slices (float), then its 2-D resample.
+    buffer.resize(static_cast<size_t>(in_slice + kRowPad));
+    const ImageView<const float> mid(buffer.data(), in_h, in_w, C);
+    for (int64_t z = 0; z < out_d; z++) {
+      v_row<In, float>(buffer.data(), C, in + int64_t{tz.start[z]} * in_slice, in_slice, C,
+                       tz.w + z * tz.taps, tz.taps, in_h * in_w, C);
+      resample(out_view(out + z * out_slice), mid, params);
+    }
+  } else {
+    // The 2-D resample of each source slice that is read (float), then the depth sums.
+    buffer.resize(static_cast<size_t>(used * out_slice + kRowPad));
+    for (int64_t k = 0; k < used; k++)
+      resample(ImageView<float>(buffer.data() + k * out_slice, out_h, out_w, C),
+               in_view(in + (tz.used_lo + k) * in_slice), params);
+    for (int64_t z = 0; z < out_d; z++)
+      v_row<float, Out>(out + z * out_slice, C,
+                        buffer.data() + (tz.start[z] - tz.used_lo) * out_slice, out_slice, C,
+                        tz.w + z * tz.taps, tz.taps, out_h * out_w, C);
+  }
+}
+
 #define STOKER_RESAMPLE_INSTANTIATE(Out, In)                                                   \
   template void resample<Out, In>(const ImageView<Out>&, const ImageView<const In>&,          \
                                   const ResampleParams&, void*, size_t);                      \
   template void resample<Out, In>(const ImageView<Out>&, const ImageView<const In>&,          \
-                                  const ResampleParams&);
+                                  const ResampleParams&);                                     \
+  template void resample_volume<Out, In>(Out*, int64_t, int64_t, int64_t, const In*, int64_t, \
+                                         int64_t, int64_t, int64_t, const ResampleParams&,    \
+                                         double, double);
 
 #define STOKER_RESAMPLE_INSTANTIATE_IN(In)       \
   STOKER_RESAMPLE_INSTANTIATE(uint8_t, In)       \

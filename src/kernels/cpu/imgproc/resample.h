@@ -113,5 +113,17 @@ template <typename Out, typename In>
 void resample(const ImageView<Out>& out, const ImageView<const In>& in,
               const ResampleParams& params);
 
+// Volumes: a packed DHWC volume (in_d slices of in_h x in_w pixels of `channels` values)
+// resampled into a packed out_d x out_h x out_w one. The height and width axes are resample()'s
+// own passes on each slice (params.roi the window in them, as there); depth is a third
+// separable pass with the same filters, weight tables and rules, over the source window
+// [z0, z1) (z1 < z0 flips). The depth pass goes first or last, whichever costs less; all
+// intermediates are float, so values are rounded once, at the end. With depth unchanged (same
+// extent, whole window) every slice is exactly resample() of that slice.
+template <typename Out, typename In>
+void resample_volume(Out* out, int64_t out_d, int64_t out_h, int64_t out_w, const In* in,
+                     int64_t in_d, int64_t in_h, int64_t in_w, int64_t channels,
+                     const ResampleParams& params, double z0, double z1);
+
 }  // namespace kernels
 }  // namespace stoker

@@ -5,4 +5,5 @@ list(APPEND STOKER_SOURCES
   src/kernels/cpu/warp/warp.cc)
 list(APPEND STOKER_TEST_SOURCES
   tests/cpp/kernels/warp_kernels_test.cc
-  tests/cpp/kernels/warp_ops_test.cc)
+  tests/cpp/kernels/warp_ops_test.cc
+  tests/cpp/kernels/volume_kernels_test.cc)

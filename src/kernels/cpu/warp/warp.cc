@@ -53,6 +53,84 @@ AffineMap2D rotation_map(int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_
   return m;
 }
 
+bool invert_affine(const AffineMap3D& a, AffineMap3D* inv) {
+  const double* m = a.m;  // rows (m0 m1 m2 | m3), (m4 m5 m6 | m7), (m8 m9 m10 | m11)
+  const double c00 = m[5] * m[10] - m[6] * m[9], c01 = m[6] * m[8] - m[4] * m[10],
+               c02 = m[4] * m[9] - m[5] * m[8];
+  const double det = m[0] * c00 + m[1] * c01 + m[2] * c02;
+  if (!std::isfinite(det) || det == 0.0) return false;
+  const double r = 1.0 / det;
+  double b[9] = {c00 * r, (m[2] * m[9] - m[1] * m[10]) * r, (m[1] * m[6] - m[2] * m[5]) * r,
+                 c01 * r, (m[0] * m[10] - m[2] * m[8]) * r, (m[2] * m[4] - m[0] * m[6]) * r,
+                 c02 * r, (m[1] * m[8] - m[0] * m[9]) * r, (m[0] * m[5] - m[1] * m[4]) * r};
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) inv->m[i * 4 + j] = b[i * 3 + j];
+    inv->m[i * 4 + 3] = -(b[i * 3] * m[3] + b[i * 3 + 1] * m[7] + b[i * 3 + 2] * m[11]);
+  }
+  return true;
+}
+
+namespace {
+
+// The rotation by `rad` about `axis` (normalised here), right-handed: R = cos I +
+// sin [u]x + (1 - cos) u u^T, row-major, in T's arithmetic.
+template <typename T>
+void rotation_3d(const double axis[3], T rad, T r[9]) {
+  const double n = std::sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+  const T x = static_cast<T>(axis[0] / n), y = static_cast<T>(axis[1] / n), z = static_cast<T>(axis[2] / n);
+  const T c = std::cos(rad), s = std::sin(rad), t = 1 - c;
+  r[0] = t * x * x + c;     r[1] = t * x * y - s * z; r[2] = t * x * z + s * y;
+  r[3] = t * x * y + s * z; r[4] = t * y * y + c;     r[5] = t * y * z - s * x;
+  r[6] = t * x * z - s * y; r[7] = t * y * z + s * x; r[8] = t * z * z + c;
+}
+
+}  // namespace
+
+void rotated_canvas_size_3d(const VolumeDims& in, const double axis[3], double angle_deg,
+                            int64_t* out_d, int64_t* out_h, int64_t* out_w) {
+  // In float32 throughout, as DALI sizes it, so that sides landing near a whole number round
+  // the same way.
+  const float rad = static_cast<float>(angle_deg) * static_cast<float>(M_PI / 180.0);
+  float r[9];
+  rotation_3d<float>(axis, rad, r);
+  const int64_t size[3] = {in.width, in.height, in.depth};
+  int64_t o[3];
+  for (int i = 0; i < 3; ++i) {
+    float acc = 0;
+    int dominant = i;  // the input side that contributes most to this output side
+    for (int j = 0; j < 3; ++j) {
+      const float a = std::fabs(r[i * 3 + j]);
+      acc += a * static_cast<float>(size[j]);
+      if (a > std::fabs(r[i * 3 + dominant])) dominant = j;
+    }
+    o[i] = static_cast<int64_t>(std::ceil(acc - 1e-2f));
+    if (o[i] % 2 != size[dominant] % 2) ++o[i];  // keep the parity: less blur at the centre
+    o[i] = std::max<int64_t>(o[i], 1);
+  }
+  *out_w = o[0];
+  *out_h = o[1];
+  *out_d = o[2];
+}
+
+AffineMap3D rotation_map_3d(const VolumeDims& in, const VolumeDims& out, const double axis[3],
+                            double angle_deg) {
+  // src = in / 2 + R(axis, -angle) (dst - out / 2): the inverse of turning the volume.
+  double r[9];
+  rotation_3d<double>(axis, -angle_deg * M_PI / 180.0, r);
+  const double ci[3] = {in.width * 0.5, in.height * 0.5, in.depth * 0.5};
+  const double co[3] = {out.width * 0.5, out.height * 0.5, out.depth * 0.5};
+  AffineMap3D m;
+  for (int i = 0; i < 3; ++i) {
+    double t = ci[i];
+    for (int j = 0; j < 3; ++j) {
+      m.m[i * 4 + j] = r[i * 3 + j];
+      t -= r[i * 3 + j] * co[j];
+    }
+    m.m[i * 4 + 3] = t;
+  }
+  return m;
+}
+
 RowMap affine_row_map(const AffineMap2D& a) {
   return [a](int64_t y, int64_t width, float* sx, float* sy) {
     const double* m = a.m;

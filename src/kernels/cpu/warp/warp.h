@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/convert.h"
+#include "core/error.h"
 #include "core/shape.h"
 #include "kernels/cpu/warp/round_sat.h"
 
@@ -310,6 +311,120 @@ template <typename Out, typename In>
 void warp_affine(const ImageView<Out>& out, const ImageView<const In>& in, const AffineMap2D& m,
                  WarpInterp interp, WarpBorder border) {
   warp(out, in, affine_row_map(m), interp, border);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Volumes (packed DHWC), with the 2-D conventions along a third axis: voxel (i, j, k) covers
+// [i, i+1) x [j, j+1) x [k, k+1) in (x, y, z) = (width, height, depth) order, its centre at +0.5;
+// nearest takes the voxel containing the point, linear the eight around it, weights from
+// (x - 0.5, y - 0.5, z - 0.5), interpolated along x, then y, then z. Points are tamed as in 2-D,
+// taps outside read the edge voxel (clamp) or the fill value, and the result is rounded half
+// to even and saturated. Only nearest and linear (DALI's 3-D warps have no cubic), no folds.
+
+struct VolumeDims {
+  int64_t depth = 0, height = 0, width = 0, channels = 0;
+};
+
+// dst(x, y, z) = src(M (x, y, z, 1)) with M the 3x4 matrix m, rows for x, y and z.
+struct AffineMap3D {
+  double m[12] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
+};
+
+// The inverse map; false when the matrix is singular (or not finite).
+bool invert_affine(const AffineMap3D& a, AffineMap3D* inv);
+
+// DALI's 3-D rotate: the canvas (depth, height, width) that holds the whole volume rotated by
+// `angle_deg` about `axis` (x, y, z; any non-zero length), each side's parity matched to the
+// input side that contributes most to it.
+void rotated_canvas_size_3d(const VolumeDims& in, const double axis[3], double angle_deg,
+                            int64_t* out_d, int64_t* out_h, int64_t* out_w);
+// The output-to-input map of a rotation by `angle_deg` about `axis` (right-handed in x, y, z)
+// that puts the centre of the input at the centre of the output.
+AffineMap3D rotation_map_3d(const VolumeDims& in, const VolumeDims& out, const double axis[3],
+                            double angle_deg);
+
+template <typename Out, typename In>
+void warp_affine_3d(Out* out, const VolumeDims& od, const In* in, const VolumeDims& id,
+                    const AffineMap3D& map, WarpInterp interp, const WarpBorder& border) {
+  const int64_t C = od.channels;
+  if (od.depth <= 0 || od.height <= 0 || od.width <= 0 || C <= 0) return;
+  STOKER_ASSERT(interp != WarpInterp::kCubic && border.fold == WarpFold::kNone,
+                "warp_affine_3d: nearest or linear, clamp or fill only");
+  auto fill = [&](int64_t c) { return border.channel_fill ? border.channel_fill[c] : border.fill; };
+  const int64_t D = id.depth, H = id.height, W = id.width;
+  if (D <= 0 || H <= 0 || W <= 0) {
+    const int64_t n = od.depth * od.height * od.width;
+    for (int64_t p = 0; p < n; ++p)
+      for (int64_t c = 0; c < C; ++c)
+        out[p * C + c] = convert_sat<Out>(border.clamp ? 0.0f : fill(c));
+    return;
+  }
+  const int64_t rs = W * C, ss = H * W * C;  // row and slice strides
+  auto clampi = [](int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; };
+  // The tap at (x, y, z), channel c, with the border rule.
+  auto tap = [&](int64_t x, int64_t y, int64_t z, int64_t c) -> float {
+    if (x >= 0 && y >= 0 && z >= 0 && x < W && y < H && z < D)
+      return static_cast<float>(in[z * ss + y * rs + x * C + c]);
+    if (border.clamp) return static_cast<float>(in[clampi(z, D) * ss + clampi(y, H) * rs + clampi(x, W) * C + c]);
+    return fill(c);
+  };
+  // Points are brought into [-4, n + 4] first: clamped or filled taps are all alike beyond.
+  auto tame = [](float v, int64_t n) {
+    const float hi = static_cast<float>(n + 4);
+    return !(v >= -4.0f) ? -4.0f : v > hi ? hi : v;  // NaN -> low end
+  };
+  const double* m = map.m;
+  std::vector<float> sx(od.width), sy(od.width), sz(od.width);
+  for (int64_t z = 0; z < od.depth; ++z) {
+    const double zc = z + 0.5;
+    for (int64_t y = 0; y < od.height; ++y) {
+      const double yc = y + 0.5;
+      const double bx = m[1] * yc + m[2] * zc + m[3], by = m[5] * yc + m[6] * zc + m[7],
+                   bz = m[9] * yc + m[10] * zc + m[11];
+      for (int64_t x = 0; x < od.width; ++x) {
+        const double xc = x + 0.5;
+        sx[x] = tame(static_cast<float>(m[0] * xc + bx), W);
+        sy[x] = tame(static_cast<float>(m[4] * xc + by), H);
+        sz[x] = tame(static_cast<float>(m[8] * xc + bz), D);
+      }
+      Out* o = out + (z * od.height + y) * od.width * C;
+      if (interp == WarpInterp::kNearest) {
+        for (int64_t x = 0; x < od.width; ++x, o += C) {
+          const int64_t ix = detail::floor_i(sx[x]), iy = detail::floor_i(sy[x]), iz = detail::floor_i(sz[x]);
+          for (int64_t c = 0; c < C; ++c) o[c] = convert_sat<Out>(tap(ix, iy, iz, c));
+        }
+        continue;
+      }
+      for (int64_t x = 0; x < od.width; ++x, o += C) {
+        const float fx = sx[x] - 0.5f, fy = sy[x] - 0.5f, fz = sz[x] - 0.5f;
+        const int64_t x0 = detail::floor_i(fx), y0 = detail::floor_i(fy), z0 = detail::floor_i(fz);
+        const float qx = fx - static_cast<float>(x0), qy = fy - static_cast<float>(y0),
+                    qz = fz - static_cast<float>(z0);
+        const float px = 1 - qx, py = 1 - qy, pz = 1 - qz;
+        const bool inside = x0 >= 0 && y0 >= 0 && z0 >= 0 && x0 + 1 < W && y0 + 1 < H && z0 + 1 < D;
+        for (int64_t c = 0; c < C; ++c) {
+          float v[8];
+          if (inside) {
+            const In* a = in + z0 * ss + y0 * rs + x0 * C + c;
+            v[0] = static_cast<float>(a[0]);
+            v[1] = static_cast<float>(a[C]);
+            v[2] = static_cast<float>(a[rs]);
+            v[3] = static_cast<float>(a[rs + C]);
+            v[4] = static_cast<float>(a[ss]);
+            v[5] = static_cast<float>(a[ss + C]);
+            v[6] = static_cast<float>(a[ss + rs]);
+            v[7] = static_cast<float>(a[ss + rs + C]);
+          } else {
+            for (int k = 0; k < 8; ++k) v[k] = tap(x0 + (k & 1), y0 + ((k >> 1) & 1), z0 + (k >> 2), c);
+          }
+          const float r00 = v[0] * px + v[1] * qx, r01 = v[2] * px + v[3] * qx;
+          const float r10 = v[4] * px + v[5] * qx, r11 = v[6] * px + v[7] * qx;
+          const float s0 = r00 * py + r01 * qy, s1 = r10 * py + r11 * qy;
+          o[c] = round_sat<Out>(s0 * pz + s1 * qz);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace kernels
