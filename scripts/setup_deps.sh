@@ -39,6 +39,7 @@ if [ "${STOKER_TEST_DEPS:-0}" = 1 ]; then
   python3 -c "import torch" 2>/dev/null || _need_pip+=("torch==2.14.1")
   python3 -c "import jax" 2>/dev/null || _need_pip+=("jax==0.10.2" "jaxlib==0.10.2")
   python3 -c "import tensorflow" 2>/dev/null || _need_pip+=("tensorflow-cpu==2.21.0")
+  python3 -c "import paddle" 2>/dev/null || _need_pip+=("paddlepaddle==3.3.1")  # CPU build
   python3 -c "import lmdb" 2>/dev/null || _need_pip+=("lmdb")  # writes the LMDB test fixtures
   python3 -c "import tifffile" 2>/dev/null || _need_pip+=("tifffile")  # writes tiled/planar TIFF fixtures
   python3 -c "import pycocotools" 2>/dev/null || _need_pip+=("pycocotools")  # readers.coco masks reference

@@ -40,6 +40,8 @@ _ALIASES = {
     "nvidia.dali.plugin.pytorch": "stoker.plugin.pytorch",
     "nvidia.dali.plugin.jax": "stoker.plugin.jax",
     "nvidia.dali.plugin.tf": "stoker.plugin.tf",
+    "nvidia.dali.plugin.paddle": "stoker.plugin.paddle",
+    "nvidia.dali.plugin.mxnet": "stoker.plugin.mxnet",
     "nvidia.dali.plugin.numba": "stoker.plugin.numba",
     "nvidia.dali.plugin.numba.experimental": "stoker.plugin.numba.experimental",
     "nvidia.dali.plugin.numba.fn": "stoker.plugin.numba.fn",
