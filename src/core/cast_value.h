@@ -5,6 +5,7 @@
 // int32/int64 (an x86 conversion artefact). src/kernels/cuda/cast_gpu.cu does the same.
 #pragma once
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "core/convert.h"
@@ -15,7 +16,19 @@ template <typename Out, typename In>
 inline Out cast_value(In v) {
   constexpr bool kFloatIn = std::is_floating_point_v<In> || std::is_same_v<In, float16>;
   constexpr bool kIntOut = std::is_integral_v<Out>;  // bool too
-  if constexpr (kFloatIn && kIntOut) {
+  if constexpr (kFloatIn && kIntOut && !std::is_same_v<Out, bool> && sizeof(Out) <= 2 &&
+                !std::is_same_v<In, double>) {
+    // The same rounding in float, without a library call (images cast back to uint8 after
+    // float arithmetic take this path): below 2^24 a float's fraction is exact.
+    const float f = static_cast<float>(v);
+    constexpr float lo = static_cast<float>(std::numeric_limits<Out>::lowest());
+    constexpr float hi = static_cast<float>(std::numeric_limits<Out>::max());
+    if (!(f > lo)) return f != f ? Out(0) : std::numeric_limits<Out>::lowest();
+    if (f >= hi) return std::numeric_limits<Out>::max();
+    const int t = static_cast<int>(f);  // toward zero
+    const float r = f - static_cast<float>(t);
+    return static_cast<Out>(t + (r >= 0.5f) - (r <= -0.5f));
+  } else if constexpr (kFloatIn && kIntOut) {
     const double d = static_cast<double>(static_cast<float>(v));  // exact for float and float16
     const double w = std::is_same_v<In, double> ? static_cast<double>(v) : d;
     if constexpr (std::is_same_v<Out, bool>) {

@@ -395,7 +395,8 @@ def test_resize_planar_layouts(layout):
             assert a.shape == b.shape and d.mean() < 0.1 and np.percentile(d, 99.9) <= 6
 
 
-def test_resize_volumes_are_refused_clearly():
+def test_resize_volume_sizes_are_checked():
+    """Volumes resize in 3-D (test_volumes.py); a 2-D size on one says what it takes."""
     @pipeline_def(batch_size=1, num_threads=1, device_id=None)
     def pipe():
         x = fn.external_source(lambda: [np.zeros((4, 6, 8, 3), np.uint8)], batch=True, layout="DHWC")
@@ -403,10 +404,10 @@ def test_resize_volumes_are_refused_clearly():
 
     p = pipe()
     p.build()
-    with pytest.raises(ValueError, match=r"^fn\.resize \(test_dali_semantics\.py:\d+\): argument "
-                                         r"'input' has layout 'DHWC': 3-D \(volumetric\) resize is "
-                                         r"not supported yet\. Resize HWC, CHW, FHWC, FCHW or CFHW "
-                                         r"data\.$"):
+    with pytest.raises(ValueError, match=r"^fn\.resize \(test_dali_semantics\.py:\d+\), sample 0: "
+                                         r"size: expected one value for all 3 spatial axes or one "
+                                         r"per axis \(3 values, D, H, W order\); got 2 values "
+                                         r"\[3, 4\]$"):
         p.run()
 
 

@@ -23,7 +23,7 @@ __device__ __forceinline__ Out cast_one(In v) {
   if constexpr (std::is_same_v<Out, In>) {
     return v;
   } else if constexpr (std::is_same_v<Out, BoolByte>) {
-    // ops/generic/cast_value.h: floats are rounded half away from zero before the test, NaN is
+    // core/cast_value.h: floats are rounded half away from zero before the test, NaN is
     // true; integers are tested as they are.
     if constexpr (std::is_same_v<In, __half> || std::is_floating_point_v<In>) {
       double d;

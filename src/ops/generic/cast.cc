@@ -1,6 +1,6 @@
-// cast: converts element types, rounding and saturating as DALI does (ops/generic/cast_value.h).
+// cast: converts element types, rounding and saturating as DALI does (core/cast_value.h).
 #include "kernels/cuda/cast_gpu.h"
-#include "ops/generic/cast_value.h"
+#include "core/cast_value.h"
 #include "ops/generic/gpu_twin.h"
 #include "pipeline/gpu_batch.h"
 #include "pipeline/operator.h"

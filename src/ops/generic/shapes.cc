@@ -5,7 +5,7 @@
 #include "core/convert.h"
 #include "kernels/cuda/cast_gpu.h"
 #include "kernels/cuda/copy_gpu.h"
-#include "ops/generic/cast_value.h"
+#include "core/cast_value.h"
 #include "ops/generic/gpu_twin.h"
 #include "ops/generic/shared_view.h"
 #include "pipeline/gpu_batch.h"

@@ -12,7 +12,7 @@
 #include "kernels/cuda/cast_gpu.h"
 #include "kernels/cuda/copy_gpu.h"
 #include "ops/generic/gpu_twin.h"
-#include "ops/generic/cast_value.h"
+#include "core/cast_value.h"
 #include "ops/geometry/geometry_common.h"
 
 namespace stoker {

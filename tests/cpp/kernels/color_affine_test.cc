@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/convert.h"
-#include "ops/generic/cast_value.h"  // round half away from zero, saturate: DALI's colour rounding
+#include "core/cast_value.h"  // round half away from zero, saturate: DALI's colour rounding
 #include "kernels/cpu/color/color_affine.h"
 #include "kernels/cpu/color/color_affine_isa.h"
 

@@ -5,6 +5,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/cast_value.h"
 #include "core/convert.h"
 #include "core/float16.h"
 #include "kernels/cpu/warp/round_sat.h"
@@ -60,27 +61,7 @@ inline Out store_even(float v) {
 // Half away from zero, saturated (DALI's ConvertSat); NaN gives 0.
 template <typename Out>
 inline Out store_away(float v) {
-  if constexpr (std::is_same_v<Out, float>) {
-    return v;
-  } else if constexpr (std::is_same_v<Out, float16>) {
-    return float16(v);
-  } else if constexpr (sizeof(Out) <= 2) {
-    constexpr float lo = static_cast<float>(std::numeric_limits<Out>::lowest());
-    constexpr float hi = static_cast<float>(std::numeric_limits<Out>::max());
-    if (!(v > lo)) return v != v ? Out(0) : std::numeric_limits<Out>::lowest();
-    if (v >= hi) return std::numeric_limits<Out>::max();
-    int t = static_cast<int>(v);          // toward zero
-    float f = v - static_cast<float>(t);  // exact
-    if (f >= 0.5f) ++t;
-    else if (f <= -0.5f) --t;
-    return static_cast<Out>(t);
-  } else {
-    if (v != v) return Out(0);
-    double r = std::round(static_cast<double>(v));
-    if (r <= static_cast<double>(std::numeric_limits<Out>::lowest())) return std::numeric_limits<Out>::lowest();
-    if (r >= static_cast<double>(std::numeric_limits<Out>::max())) return std::numeric_limits<Out>::max();
-    return static_cast<Out>(r);
-  }
+  return cast_value<Out>(v);
 }
 
 inline void axpy(float* __restrict acc, const float* __restrict x, float w, int64_t n) {
