@@ -11,6 +11,9 @@ Workloads (the same for every contender; see README.md):
           float16 NCHW batch.
   eval    decode, resize the shorter side to 256, center-crop 224x224, normalize, float16 NCHW.
   decode  decode only: a list of uint8 RGB images of their own sizes.
+  randaugment, trivialaugment
+          train's decode, random-resized-crop and flip, then RandAugment (n=2, m=9, 31 bins) or
+          TrivialAugment Wide on the uint8 image, then normalize: float16 NCHW batch.
   ssd     SSD300's COCO training pipeline (examples/ssd300.py): a random crop that keeps boxes
           (SSD's IoU thresholds), decode, resize to 300x300, colour jitter, flip with the boxes,
           normalize to float32 CHW, boxes matched to the 8732 default boxes; images, encoded
@@ -30,7 +33,10 @@ import importlib.util
 
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
-WORKLOADS = ("train", "eval", "decode", "ssd")
+WORKLOADS = ("train", "eval", "decode", "ssd", "randaugment", "trivialaugment")
+# The training workloads with an automatic augmentation after the crop and flip (issue 22).
+AUTO_AUG = ("randaugment", "trivialaugment")
+TRAINING = ("train", "ssd") + AUTO_AUG
 CROP, RESIZE_SHORTER = 224, 256
 
 
@@ -42,7 +48,7 @@ class Unavailable(Exception):
 class Job:
     root: str                      # ImageFolder-style folder (one sub-folder per class)
     files: list                    # [(path, label)], ImageFolder order
-    workload: str                  # "train" | "eval" | "decode"
+    workload: str                  # one of WORKLOADS
     batch_size: int
     threads: int
     seed: int = 0
@@ -115,7 +121,7 @@ def _dataloader_batches(dataset, job: Job, collate=None):
     g = torch.Generator()
     g.manual_seed(job.seed)
     kw = dict(num_workers=job.threads, pin_memory=cuda, drop_last=True, generator=g,
-              sampler=ForeverSampler(len(dataset), job.workload in ("train", "ssd"), job.seed))
+              sampler=ForeverSampler(len(dataset), job.workload in TRAINING, job.seed))
     if job.threads > 0:
         kw.update(persistent_workers=True, prefetch_factor=2, worker_init_fn=_worker_init)
     else:
@@ -156,9 +162,11 @@ class _PILFolder:
         self.files = files
         norm = [v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD),
                 v2.ToDtype(torch.float16)]
-        if workload == "train":
+        if workload in ("train",) + AUTO_AUG:
+            aug = {"randaugment": [v2.RandAugment(num_ops=2, magnitude=9)],
+                   "trivialaugment": [v2.TrivialAugmentWide()]}.get(workload, [])
             self.tf = v2.Compose([v2.RandomResizedCrop(CROP, antialias=True),
-                                  v2.RandomHorizontalFlip()] + norm)
+                                  v2.RandomHorizontalFlip()] + aug + norm)
         elif workload == "eval":
             self.tf = v2.Compose([v2.Resize(RESIZE_SHORTER, antialias=True),
                                   v2.CenterCrop(CROP)] + norm)
@@ -183,6 +191,10 @@ def make_torchvision(job: Job):
     ds = _PILFolder(job.files, job.workload)
     collate = _collate_list if job.workload == "decode" else None
     what = {"train": "PIL decode, v2.RandomResizedCrop(224) on PIL, flip, normalize, fp16",
+            "randaugment": "PIL decode, v2.RandomResizedCrop(224) on PIL, flip, "
+                           "v2.RandAugment(num_ops=2, magnitude=9), normalize, fp16",
+            "trivialaugment": "PIL decode, v2.RandomResizedCrop(224) on PIL, flip, "
+                              "v2.TrivialAugmentWide(), normalize, fp16",
             "eval": "PIL decode, v2.Resize(256) on PIL, CenterCrop(224), normalize, fp16",
             "decode": "PIL decode to uint8 CHW tensors"}[job.workload]
     return (_dataloader_batches(ds, job, collate),
@@ -325,8 +337,9 @@ class _CVFolder:
 
 def make_opencv(job: Job):
     _need_torch()
-    if job.workload == "ssd":
-        raise Unavailable("no SSD pipeline written with OpenCV (torchvision's row is the peer)")
+    if job.workload == "ssd" or job.workload in AUTO_AUG:
+        raise Unavailable(f"no {job.workload} pipeline written with OpenCV (torchvision's row is "
+                          "the peer)")
     if importlib.util.find_spec("cv2") is None:
         raise Unavailable("opencv-python-headless is not installed")
     ds = _CVFolder(job.files, job.workload)
@@ -371,13 +384,15 @@ def make_torchvision_gpu(job: Job):
     std = torch.tensor(STD, device=dev).view(1, 3, 1, 1)
     rrc = v2.RandomResizedCrop(CROP, antialias=True)
     flip = v2.RandomHorizontalFlip()
+    aug = {"randaugment": v2.RandAugment(num_ops=2, magnitude=9),
+           "trivialaugment": v2.TrivialAugmentWide()}.get(job.workload, lambda im: im)
     files, bs = job.files, job.batch_size
 
     def normalize(batch):                      # uint8 NCHW -> float16 normalized
         return ((batch.float() / 255 - mean) / std).half()
 
     def gen():
-        order = iter(ForeverSampler(len(files), job.workload == "train", job.seed))
+        order = iter(ForeverSampler(len(files), job.workload in TRAINING, job.seed))
         pool = concurrent.futures.ThreadPoolExecutor(max(1, job.threads))
         pending = collections.deque()
 
@@ -393,8 +408,8 @@ def make_torchvision_gpu(job: Job):
                 submit()
                 data = [f.result() for f in futs]
                 images = decode_jpeg(data, mode=ImageReadMode.RGB, device=dev)
-                if job.workload == "train":
-                    images = normalize(torch.stack([flip(rrc(im)) for im in images]))
+                if job.workload in ("train",) + AUTO_AUG:
+                    images = normalize(torch.stack([aug(flip(rrc(im))) for im in images]))
                 elif job.workload == "eval":
                     images = normalize(torch.stack(
                         [F.center_crop(F.resize(im, [RESIZE_SHORTER], antialias=True), [CROP, CROP])
@@ -404,6 +419,10 @@ def make_torchvision_gpu(job: Job):
             pool.shutdown(wait=True, cancel_futures=True)
 
     what = {"train": "per-image v2.RandomResizedCrop(224) + flip on the GPU, batched normalize",
+            "randaugment": "per-image v2.RandomResizedCrop(224) + flip + v2.RandAugment(2, 9) on "
+                           "the GPU, batched normalize",
+            "trivialaugment": "per-image v2.RandomResizedCrop(224) + flip + "
+                              "v2.TrivialAugmentWide() on the GPU, batched normalize",
             "eval": "per-image Resize(256) + CenterCrop(224) on the GPU, batched normalize",
             "decode": "decode only"}[job.workload]
     return gen(), (f"torchvision.io.decode_jpeg(device='cuda') on lists of {bs} files read by "
@@ -426,7 +445,8 @@ def _dali_api():
         DALIClassificationIterator = DALIGenericIterator = LastBatchPolicy = None
     return dict(name=f"NVIDIA DALI {dali.__version__}", pipeline_def=pipeline_def, fn=fn,
                 types=types, iterator=DALIClassificationIterator,
-                generic_iterator=DALIGenericIterator, last_batch_policy=LastBatchPolicy)
+                generic_iterator=DALIGenericIterator, last_batch_policy=LastBatchPolicy,
+                auto_aug="nvidia.dali.auto_aug")
 
 
 def make_dali(job: Job, device: str):

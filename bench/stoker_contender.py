@@ -13,6 +13,10 @@ Pipelines (outputs ready for a model: on cuda:0 where there is a GPU, else in ho
   eval    fn.decoders.image -> fn.resize(resize_shorter=256) -> fn.crop_mirror_normalize
           (crop=224x224, float16, CHW).
   decode  fn.decoders.image only.
+  randaugment / trivialaugment
+          train's decoders.image_random_crop + resize, then auto_aug.rand_augment(n=2, m=9) /
+          trivial_augment_wide (the pipeline has enable_conditionals=True), then
+          crop_mirror_normalize as train.
   ssd     examples/ssd300.py's SSD300 graph (readers.coco, random_bbox_crop, decoders.image_slice,
           resize 300x300, hsv + brightness_contrast, crop_mirror_normalize with bb_flip,
           box_encoder), batches through the framework's GenericIterator.
@@ -28,7 +32,7 @@ import os
 import sys
 from pathlib import Path
 
-from peers import CROP, MEAN, RESIZE_SHORTER, STD, Job, Unavailable, cuda_available
+from peers import AUTO_AUG, CROP, MEAN, RESIZE_SHORTER, STD, TRAINING, Job, Unavailable, cuda_available
 
 
 def dali_api_batches(api: dict, job: Job, device: str):
@@ -44,13 +48,30 @@ def dali_api_batches(api: dict, job: Job, device: str):
     mean = [m * 255 for m in MEAN]
     std = [s * 255 for s in STD]
 
+    auto_aug = None
+    if job.workload in AUTO_AUG:
+        import importlib
+        name = "rand_augment" if job.workload == "randaugment" else "trivial_augment"
+        auto_aug = importlib.import_module(f"{api['auto_aug']}.{name}")
+
     @api["pipeline_def"](batch_size=job.batch_size, num_threads=max(1, job.threads),
                          device_id=0 if to_cuda else None, seed=job.seed,
-                         prefetch_queue_depth=2)
+                         prefetch_queue_depth=2, enable_conditionals=auto_aug is not None)
     def pipe():
-        jpegs, labels = fn.readers.file(file_root=job.root, random_shuffle=job.workload == "train",
-                                        name="Reader")
-        if job.workload == "train":
+        jpegs, labels = fn.readers.file(file_root=job.root,
+                                        random_shuffle=job.workload in TRAINING, name="Reader")
+        if job.workload in AUTO_AUG:
+            images = fn.decoders.image_random_crop(jpegs, device=decoder_device,
+                                                   output_type=types.RGB)
+            images = fn.resize(images, size=[CROP, CROP])
+            if job.workload == "randaugment":
+                images = auto_aug.rand_augment(images, n=2, m=9)
+            else:
+                images = auto_aug.trivial_augment_wide(images)
+            images = fn.crop_mirror_normalize(images, dtype=types.FLOAT16, output_layout="CHW",
+                                              mean=mean, std=std,
+                                              mirror=fn.random.coin_flip())
+        elif job.workload == "train":
             if job.train_recipe == "random_resized_crop":
                 images = fn.decoders.image(jpegs, device=decoder_device, output_type=types.RGB)
                 images = fn.random_resized_crop(images, size=[CROP, CROP])
@@ -95,7 +116,13 @@ def dali_api_batches(api: dict, job: Job, device: str):
                 yield p.run()
         how = "pipe.run() outputs (a TensorList per output)"
 
-    steps = {"train": ("decoders.image + random_resized_crop"
+    steps = {"randaugment": "decoders.image_random_crop + resize(224x224), "
+                            "auto_aug.rand_augment(n=2, m=9), crop_mirror_normalize(fp16, CHW, "
+                            "coin-flip mirror)",
+             "trivialaugment": "decoders.image_random_crop + resize(224x224), "
+                               "auto_aug.trivial_augment_wide, crop_mirror_normalize(fp16, CHW, "
+                               "coin-flip mirror)",
+             "train": ("decoders.image + random_resized_crop"
                        if job.train_recipe == "random_resized_crop" else
                        "decoders.image_random_crop + resize(224x224)")
              + ", crop_mirror_normalize(fp16, CHW, coin-flip mirror)",
@@ -161,7 +188,8 @@ def _stoker_api() -> dict:
         StokerClassificationIterator = StokerGenericIterator = LastBatchPolicy = None
     return dict(name=f"stoker {getattr(stoker, '__version__', '?')}", pipeline_def=pipeline_def,
                 fn=fn, types=types, iterator=StokerClassificationIterator,
-                generic_iterator=StokerGenericIterator, last_batch_policy=LastBatchPolicy)
+                generic_iterator=StokerGenericIterator, last_batch_policy=LastBatchPolicy,
+                auto_aug="stoker.auto_aug")
 
 
 def make_stoker(job: Job, device: str):
