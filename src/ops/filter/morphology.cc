@@ -13,6 +13,7 @@
 
 #include "core/repr.h"
 #include "kernels/cpu/filter/morphology.h"
+#include "ops/image/image_layout.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -49,7 +50,7 @@ class RankFilter : public Operator {
   std::vector<OutputDesc> setup(Workspace& ws) override {
     const Batch& in = ws.input(0);
     OutputDesc d;
-    d.layout = layout_of(in);
+    d.layout = image_or_sequence_layout(spec_, in);
     d.dtype = in.dtype();
     if (d.dtype != DType::kUInt8 && d.dtype != DType::kUInt16 && d.dtype != DType::kInt16 &&
         d.dtype != DType::kFloat32)
@@ -95,20 +96,6 @@ class RankFilter : public Operator {
   }
 
  private:
-  std::string layout_of(const Batch& in) const {
-    std::string l = in.layout();
-    const int nd = in.ndim();
-    if (l.empty()) l = nd == 2 ? "HW" : nd == 3 ? "HWC" : nd == 4 ? "FHWC" : "";
-    const bool ok = (nd == 2 && l == "HW") || (nd == 3 && (l == "HWC" || l == "CHW")) ||
-                    (nd == 4 && (l == "FHWC" || l == "FCHW"));
-    if (!ok)
-      fail(ErrorKind::kInvalidArgument,
-           spec_.display_name() + ": input 0 must be images with layout HW, HWC or CHW, or sequences "
-                                  "with layout FHWC or FCHW, got layout '" + in.layout() + "' with " +
-               std::to_string(nd) + " dimensions. Decode with fn.decoders.image (HWC), or give the "
-                                    "layout to fn.external_source.");
-    return l;
-  }
 
   static PlaneLayout plane_layout(const std::string& l) {
     if (l == "HW") return {-1, 0, 1, -1, false};

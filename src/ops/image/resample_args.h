@@ -7,6 +7,7 @@
 
 #include "kernels/cpu/imgproc/resample.h"
 #include "ops/image/image_types.h"
+#include "ops/image/resize_attr.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -21,6 +22,41 @@ inline kernels::ResampleFilter to_resample_filter(int64_t interp, const OpSpec& 
     case InterpType::kGaussian: return kernels::ResampleFilter::kGaussian;
   }
   spec.arg_error(arg, "is not a known interpolation type: " + std::to_string(interp) + ".");
+}
+
+// The size arguments of sample i (resize_x / y / z, resize_shorter / longer, size, roi_start /
+// roi_end) over `base`, for resize and resize_crop_mirror: from the workspace; or, with
+// ws == nullptr, the constants, with placeholders (1) for per-sample tensors, to check which
+// arguments were given together before the first batch.
+inline ResizeArgs resize_args_for_sample(const OpSpec& spec, const ResizeArgs& base,
+                                         const Workspace* ws, int64_t i) {
+  ResizeArgs a = base;
+  auto opt = [&](const char* n) -> std::optional<float> {
+    if (ws) return ws->has_arg(n) ? std::optional<float>(static_cast<float>(ws->scalar_arg(n, i, 0)))
+                                  : std::nullopt;
+    if (spec.has(n)) return static_cast<float>(spec.get<double>(n));
+    if (spec.is_tensor_arg(n)) return 1.0f;
+    return std::nullopt;
+  };
+  auto optl = [&](const char* n) -> std::optional<std::vector<float>> {
+    if (ws) {
+      if (!ws->has_arg(n)) return std::nullopt;
+      std::vector<double> v = ws->list_arg(n, i);
+      return std::vector<float>(v.begin(), v.end());
+    }
+    if (spec.has(n)) return spec.get<std::vector<float>>(n);
+    if (spec.is_tensor_arg(n)) return std::vector<float>{1.0f};
+    return std::nullopt;
+  };
+  a.resize_x = opt("resize_x");
+  a.resize_y = opt("resize_y");
+  a.resize_z = opt("resize_z");
+  a.resize_shorter = opt("resize_shorter");
+  a.resize_longer = opt("resize_longer");
+  a.size = optl("size");
+  a.roi_start = optl("roi_start");
+  a.roi_end = optl("roi_end");
+  return a;
 }
 
 // `what` completes "Interpolation ..." in the docs: "of the resize" / "of the fused resize".

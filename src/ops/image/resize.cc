@@ -144,49 +144,10 @@ class Resize : public Operator {
   }
 
  private:
-  ResizeArgs sample_args_template() const {
-    ResizeArgs a = base_;
-    auto opt = [&](const char* n) -> std::optional<float> {
-      if (spec_.has(n)) return static_cast<float>(spec_.get<double>(n));
-      if (spec_.is_tensor_arg(n)) return 1.0f;  // a placeholder: given per sample
-      return std::nullopt;
-    };
-    auto optl = [&](const char* n) -> std::optional<std::vector<float>> {
-      if (spec_.has(n)) return spec_.get<std::vector<float>>(n);
-      if (spec_.is_tensor_arg(n)) return std::vector<float>{1.0f};
-      return std::nullopt;
-    };
-    a.resize_x = opt("resize_x");
-    a.resize_y = opt("resize_y");
-    a.resize_z = opt("resize_z");
-    a.resize_shorter = opt("resize_shorter");
-    a.resize_longer = opt("resize_longer");
-    a.size = optl("size");
-    a.roi_start = optl("roi_start");
-    a.roi_end = optl("roi_end");
-    return a;
-  }
+  ResizeArgs sample_args_template() const { return resize_args_for_sample(spec_, base_, nullptr, 0); }
 
   ResizeArgs sample_args(const Workspace& ws, int64_t i) const {
-    ResizeArgs a = base_;
-    auto opt = [&](const char* n) -> std::optional<float> {
-      if (!ws.has_arg(n)) return std::nullopt;
-      return static_cast<float>(ws.scalar_arg(n, i, 0));
-    };
-    auto optl = [&](const char* n) -> std::optional<std::vector<float>> {
-      if (!ws.has_arg(n)) return std::nullopt;
-      auto v = ws.list_arg(n, i);
-      return std::vector<float>(v.begin(), v.end());
-    };
-    a.resize_x = opt("resize_x");
-    a.resize_y = opt("resize_y");
-    a.resize_z = opt("resize_z");
-    a.resize_shorter = opt("resize_shorter");
-    a.resize_longer = opt("resize_longer");
-    a.size = optl("size");
-    a.roi_start = optl("roi_start");
-    a.roi_end = optl("roi_end");
-    return a;
+    return resize_args_for_sample(spec_, base_, &ws, i);
   }
 
   kernels::ResampleParams params_;

@@ -141,37 +141,8 @@ class ResizeCropMirror : public Operator {
   }
 
  private:
-  // The resize arguments of sample i (ws == nullptr: the constants, with placeholders for
-  // per-sample tensors, to check which were given together).
   ResizeArgs args_for_sample(const Workspace* ws, int64_t i) const {
-    ResizeArgs a = base_;
-    auto opt = [&](const char* n) -> std::optional<float> {
-      if (ws) {
-        if (!ws->has_arg(n)) return std::nullopt;
-        return static_cast<float>(ws->scalar_arg(n, i, 0));
-      }
-      if (spec_.has(n)) return static_cast<float>(spec_.get<double>(n));
-      if (spec_.is_tensor_arg(n)) return 1.0f;
-      return std::nullopt;
-    };
-    auto optl = [&](const char* n) -> std::optional<std::vector<float>> {
-      if (ws) {
-        if (!ws->has_arg(n)) return std::nullopt;
-        auto v = ws->list_arg(n, i);
-        return std::vector<float>(v.begin(), v.end());
-      }
-      if (spec_.has(n)) return spec_.get<std::vector<float>>(n);
-      if (spec_.is_tensor_arg(n)) return std::vector<float>{1.0f};
-      return std::nullopt;
-    };
-    a.resize_x = opt("resize_x");
-    a.resize_y = opt("resize_y");
-    a.resize_shorter = opt("resize_shorter");
-    a.resize_longer = opt("resize_longer");
-    a.size = optl("size");
-    a.roi_start = optl("roi_start");
-    a.roi_end = optl("roi_end");
-    return a;
+    return resize_args_for_sample(spec_, base_, ws, i);
   }
 
   geometry::CropWindow crop_;

@@ -9,6 +9,7 @@
 #include "core/repr.h"
 #include "kernels/cuda/warp_gpu.h"
 #include "ops/generic/gpu_twin.h"
+#include "ops/image/image_layout.h"
 #include "ops/warp/warp_common.h"
 
 namespace stoker {
@@ -72,7 +73,7 @@ class WarpPerspective : public Operator {
   std::vector<OutputDesc> setup(Workspace& ws) override {
     const Batch& in = ws.input(0);
     OutputDesc d;
-    d.layout = layout_of(in);
+    d.layout = image_or_sequence_layout(spec_, in);
     d.dtype = in.dtype();
     if (d.dtype != DType::kUInt8 && d.dtype != DType::kInt16 && d.dtype != DType::kUInt16 &&
         d.dtype != DType::kFloat32)
@@ -211,20 +212,6 @@ class WarpPerspective : public Operator {
     return fill;
   }
 
-  std::string layout_of(const Batch& in) const {
-    std::string l = in.layout();
-    const int nd = in.ndim();
-    if (l.empty()) l = nd == 2 ? "HW" : nd == 3 ? "HWC" : nd == 4 ? "FHWC" : "";
-    const bool ok = (nd == 2 && l == "HW") || (nd == 3 && (l == "HWC" || l == "CHW")) ||
-                    (nd == 4 && (l == "FHWC" || l == "FCHW"));
-    if (!ok)
-      fail(ErrorKind::kInvalidArgument,
-           spec_.display_name() + ": input 0 must be images with layout HW, HWC or CHW, or sequences "
-                                  "with layout FHWC or FCHW, got layout '" + in.layout() + "' with " +
-               std::to_string(nd) + " dimensions. Decode with fn.decoders.image (HWC), or give the "
-                                    "layout to fn.external_source.");
-    return l;
-  }
 
   kernels::WarpInterp interp_for(double v) const {
     switch (static_cast<InterpType>(static_cast<int>(v))) {
