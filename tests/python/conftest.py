@@ -84,6 +84,14 @@ def jpeg_dir(testdata):
 
 
 @pytest.fixture(scope="session")
+def seven(jpeg_files):
+    """Seven small real files for the framework plugins' epoch tests; readers label them 1..7."""
+    files = sorted((p for p, _ in jpeg_files), key=os.path.getsize)[:7]
+    assert len(files) == 7
+    return files
+
+
+@pytest.fixture(scope="session")
 def jpeg_files(jpeg_dir):
     """The labelled test set as (path, label) in readers.file order."""
     classes = sorted(d.name for d in jpeg_dir.iterdir() if d.is_dir())

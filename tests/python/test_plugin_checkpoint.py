@@ -20,14 +20,6 @@ FILL, DROP, PARTIAL = LastBatchPolicy.FILL, LastBatchPolicy.DROP, LastBatchPolic
 STOP = "STOP"
 
 
-@pytest.fixture(scope="module")
-def seven(jpeg_files):
-    """Seven small real files; the reader labels them 1..7."""
-    files = sorted((p for p, _ in jpeg_files), key=os.path.getsize)[:7]
-    assert len(files) == 7
-    return files
-
-
 def label_pipe(files, checkpoint=None, batch_size=2, pad=False, shard_id=0, num_shards=1,
                stick=False, shuffle=False, checkpointing=True):
     """Labels 1..7 of the files and a random draw per sample (coin flips)."""

@@ -25,13 +25,6 @@ from stoker.plugin.jax import DALIGenericIterator, LastBatchPolicy, StokerJaxIte
 FILL, DROP, PARTIAL = LastBatchPolicy.FILL, LastBatchPolicy.DROP, LastBatchPolicy.PARTIAL
 
 
-@pytest.fixture(scope="module")
-def seven(jpeg_files):
-    files = sorted((p for p, _ in jpeg_files), key=os.path.getsize)[:7]
-    assert len(files) == 7
-    return files
-
-
 def label_pipe(files, batch_size=2, pad=False, shard_id=0, num_shards=1):
     @pipeline_def(batch_size=batch_size, num_threads=1, device_id=None, seed=1)
     def pipe():

@@ -23,17 +23,10 @@ from stoker.plugin.mxnet import (DALIClassificationIterator, DALIGenericIterator
                                  DALIGluonIterator, LastBatchPolicy,
                                  StokerClassificationIterator, StokerGenericIterator,
                                  StokerGluonIterator, to_mxnet)
+from _plugin_cases import EPOCHS  # noqa: E402  (PARTIAL: a DataBatch keeps its last batch whole, pad=1)
 
 FILL, DROP, PARTIAL = LastBatchPolicy.FILL, LastBatchPolicy.DROP, LastBatchPolicy.PARTIAL
 DATA, LABEL = StokerGenericIterator.DATA_TAG, StokerGenericIterator.LABEL_TAG
-
-
-@pytest.fixture(scope="module")
-def seven(jpeg_files):
-    """Seven small real files; the reader labels them 1..7."""
-    files = sorted((p for p, _ in jpeg_files), key=os.path.getsize)[:7]
-    assert len(files) == 7
-    return files
 
 
 def label_pipe(files, batch_size=2, pad=False, shard_id=0, num_shards=1, stick=False,
@@ -55,22 +48,6 @@ def kept(db):
     return labels[:len(labels) - db.pad]
 
 
-# The same table as test_plugin_pytorch.py: data 1..7, batch size 2, three epochs. For the
-# DataBatch iterators PARTIAL's last batch stays whole, with pad=1.
-EPOCHS = {
-    (PARTIAL, True): [[[1, 2], [3, 4], [5, 6], [7]]] * 3,
-    (PARTIAL, False): [[[1, 2], [3, 4], [5, 6], [7]],
-                       [[2, 3], [4, 5], [6, 7], [1]],
-                       [[3, 4], [5, 6], [7, 1], [2]]],
-    (FILL, True): [[[1, 2], [3, 4], [5, 6], [7, 7]]] * 3,
-    (FILL, False): [[[1, 2], [3, 4], [5, 6], [7, 1]],
-                    [[2, 3], [4, 5], [6, 7]],
-                    [[1, 2], [3, 4], [5, 6], [7, 1]]],
-    (DROP, True): [[[1, 2], [3, 4], [5, 6]]] * 3,
-    (DROP, False): [[[1, 2], [3, 4], [5, 6]],
-                    [[2, 3], [4, 5], [6, 7]],
-                    [[3, 4], [5, 6], [7, 1]]],
-}
 
 
 @pytest.mark.parametrize("policy,padded", list(EPOCHS))

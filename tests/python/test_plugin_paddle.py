@@ -22,16 +22,9 @@ from stoker import fn, pipeline_def, types  # noqa: E402
 from stoker.plugin.paddle import (DALIClassificationIterator, DALIGenericIterator,  # noqa: E402
                                   LastBatchPolicy, StokerClassificationIterator,
                                   StokerGenericIterator, to_paddle)
+from _plugin_cases import EPOCHS  # noqa: E402
 
 FILL, DROP, PARTIAL = LastBatchPolicy.FILL, LastBatchPolicy.DROP, LastBatchPolicy.PARTIAL
-
-
-@pytest.fixture(scope="module")
-def seven(jpeg_files):
-    """Seven small real files; the reader labels them 1..7."""
-    files = sorted((p for p, _ in jpeg_files), key=os.path.getsize)[:7]
-    assert len(files) == 7
-    return files
 
 
 def label_pipe(files, batch_size=2, pad=False, shard_id=0, num_shards=1, stick=False,
@@ -55,21 +48,6 @@ def epoch(it):
     return [labels_of(out)[0] for out in it]
 
 
-# The same table as test_plugin_pytorch.py: data 1..7, batch size 2, three epochs.
-EPOCHS = {
-    (PARTIAL, True): [[[1, 2], [3, 4], [5, 6], [7]]] * 3,
-    (PARTIAL, False): [[[1, 2], [3, 4], [5, 6], [7]],
-                       [[2, 3], [4, 5], [6, 7], [1]],
-                       [[3, 4], [5, 6], [7, 1], [2]]],
-    (FILL, True): [[[1, 2], [3, 4], [5, 6], [7, 7]]] * 3,
-    (FILL, False): [[[1, 2], [3, 4], [5, 6], [7, 1]],
-                    [[2, 3], [4, 5], [6, 7]],
-                    [[1, 2], [3, 4], [5, 6], [7, 1]]],
-    (DROP, True): [[[1, 2], [3, 4], [5, 6]]] * 3,
-    (DROP, False): [[[1, 2], [3, 4], [5, 6]],
-                    [[2, 3], [4, 5], [6, 7]],
-                    [[3, 4], [5, 6], [7, 1]]],
-}
 
 
 @pytest.mark.parametrize("policy,padded", list(EPOCHS))

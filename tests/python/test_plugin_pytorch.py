@@ -14,16 +14,9 @@ from stoker.plugin import base_iterator  # noqa: E402
 from stoker.plugin.pytorch import (DALIClassificationIterator, DALIGenericIterator,  # noqa: E402
                                    LastBatchPolicy, StokerClassificationIterator,
                                    StokerGenericIterator, resolve_shard, to_torch)
+from _plugin_cases import EPOCHS  # noqa: E402
 
 FILL, DROP, PARTIAL = LastBatchPolicy.FILL, LastBatchPolicy.DROP, LastBatchPolicy.PARTIAL
-
-
-@pytest.fixture(scope="module")
-def seven(jpeg_files):
-    """Seven small real files; the reader labels them 1..7."""
-    files = sorted((p for p, _ in jpeg_files), key=os.path.getsize)[:7]
-    assert len(files) == 7
-    return files
 
 
 def label_pipe(files, batch_size=2, pad=False, shard_id=0, num_shards=1, stick=False,
@@ -48,21 +41,6 @@ def epoch(it):
     return [labels_of(out)[0] for out in it]
 
 
-# The exact batches of three epochs, for data 1..7 and batch size 2 (DALI's semantics).
-EPOCHS = {
-    (PARTIAL, True): [[[1, 2], [3, 4], [5, 6], [7]]] * 3,
-    (PARTIAL, False): [[[1, 2], [3, 4], [5, 6], [7]],
-                       [[2, 3], [4, 5], [6, 7], [1]],
-                       [[3, 4], [5, 6], [7, 1], [2]]],
-    (FILL, True): [[[1, 2], [3, 4], [5, 6], [7, 7]]] * 3,
-    (FILL, False): [[[1, 2], [3, 4], [5, 6], [7, 1]],
-                    [[2, 3], [4, 5], [6, 7]],
-                    [[1, 2], [3, 4], [5, 6], [7, 1]]],
-    (DROP, True): [[[1, 2], [3, 4], [5, 6]]] * 3,
-    (DROP, False): [[[1, 2], [3, 4], [5, 6]],
-                    [[2, 3], [4, 5], [6, 7]],
-                    [[3, 4], [5, 6], [7, 1]]],
-}
 
 
 @pytest.mark.parametrize("policy,padded", list(EPOCHS))

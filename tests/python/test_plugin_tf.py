@@ -36,13 +36,6 @@ if IN_CHILD:
     from stoker.plugin.tf import DALIDataset, LastBatchPolicy, StokerDataset, to_tf  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def seven(jpeg_files):
-    files = sorted((p for p, _ in jpeg_files), key=os.path.getsize)[:7]
-    assert len(files) == 7
-    return files
-
-
 def image_pipe(files, batch_size=2, pad=False):
     @pipeline_def(batch_size=batch_size, num_threads=2, device_id=None, seed=1)
     def pipe():

@@ -69,23 +69,7 @@ class RandomResizedCrop : public Operator {
     kernels::ResampleParams p = params_;
     p.roi = kernels::ResampleRoi{static_cast<double>(w.y), static_cast<double>(w.x),
                                  static_cast<double>(w.y + w.h), static_cast<double>(w.x + w.w)};
-    visit_dtype(in.dtype(), [&](auto ti) {
-      using In = decltype(ti);
-      visit_dtype(out.dtype(), [&](auto to) {
-        using Out = decltype(to);
-        if constexpr ((std::is_same_v<In, uint8_t> || std::is_same_v<In, int16_t> ||
-                       std::is_same_v<In, uint16_t> || std::is_same_v<In, float>) &&
-                      (std::is_same_v<Out, In> || std::is_same_v<Out, float>)) {
-          for (int64_t f = 0; f < nf; ++f) {
-            ImageView<const In> src(in.data<In>(i) + f * ih * iw * c, ih, iw, c);
-            ImageView<Out> dst(out.data<Out>(i) + f * out_h_ * out_w_ * c, out_h_, out_w_, c);
-            kernels::resample(dst, src, p);
-          }
-        } else {
-          fail(ErrorKind::kInternal, "random_resized_crop: unsupported type pair");
-        }
-      });
-    });
+    resample_frames(in, out, i, nf, ih, iw, out_h_, out_w_, c, p, "random_resized_crop");
   }
 
   // After setup(): the filter and window of sample i, nullopt for an empty image (for the GPU

@@ -59,6 +59,31 @@ inline ResizeArgs resize_args_for_sample(const OpSpec& spec, const ResizeArgs& b
   return a;
 }
 
+// Resamples the `frames` HWC frames (ih x iw x c) of sample i of `in` into those (oh x ow x c) of
+// sample i of `out` with `p`: uint8, int16, uint16 or float32 in, the same type or float32 out.
+// `op` names the operator in the internal error for any other pair.
+inline void resample_frames(const Batch& in, Batch& out, int64_t i, int64_t frames, int64_t ih,
+                            int64_t iw, int64_t oh, int64_t ow, int64_t c,
+                            const kernels::ResampleParams& p, const char* op) {
+  visit_dtype(in.dtype(), [&](auto ti) {
+    using In = decltype(ti);
+    visit_dtype(out.dtype(), [&](auto to) {
+      using Out = decltype(to);
+      if constexpr ((std::is_same_v<In, uint8_t> || std::is_same_v<In, int16_t> ||
+                     std::is_same_v<In, uint16_t> || std::is_same_v<In, float>) &&
+                    (std::is_same_v<Out, In> || std::is_same_v<Out, float>)) {
+        for (int64_t f = 0; f < frames; ++f) {
+          ImageView<const In> src(in.data<In>(i) + f * ih * iw * c, ih, iw, c);
+          ImageView<Out> dst(out.data<Out>(i) + f * oh * ow * c, oh, ow, c);
+          kernels::resample(dst, src, p);
+        }
+      } else {
+        fail(ErrorKind::kInternal, std::string(op) + ": unsupported type pair");
+      }
+    });
+  });
+}
+
 // `what` completes "Interpolation ..." in the docs: "of the resize" / "of the fused resize".
 inline void add_resample_args(OpSchema& s, const std::string& what) {
   s.arg({.name = "interp_type", .type = ArgType::kInterpType, .default_value = int64_t{1},

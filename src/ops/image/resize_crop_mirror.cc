@@ -121,23 +121,7 @@ class ResizeCropMirror : public Operator {
     if (oh == 0 || ow == 0 || ih == 0 || iw == 0 || c == 0) return;
     kernels::ResampleParams p = params_;
     p.roi = rois_[i];
-    visit_dtype(in.dtype(), [&](auto ti) {
-      using In = decltype(ti);
-      visit_dtype(out.dtype(), [&](auto to) {
-        using Out = decltype(to);
-        if constexpr ((std::is_same_v<In, uint8_t> || std::is_same_v<In, int16_t> ||
-                       std::is_same_v<In, uint16_t> || std::is_same_v<In, float>) &&
-                      (std::is_same_v<Out, In> || std::is_same_v<Out, float>)) {
-          for (int64_t f = 0; f < nf; ++f) {
-            ImageView<const In> src(in.data<In>(i) + f * ih * iw * c, ih, iw, c);
-            ImageView<Out> dst(out.data<Out>(i) + f * oh * ow * c, oh, ow, c);
-            kernels::resample(dst, src, p);
-          }
-        } else {
-          fail(ErrorKind::kInternal, "resize_crop_mirror: unsupported type pair");
-        }
-      });
-    });
+    resample_frames(in, out, i, nf, ih, iw, oh, ow, c, p, "resize_crop_mirror");
   }
 
  private:
