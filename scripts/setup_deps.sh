@@ -1,6 +1,7 @@
 # Installs what building and testing stoker needs, when it is missing (sourced by other scripts).
 # System: a C++ compiler, CMake, Ninja, libjpeg-turbo, libpng, DLPack, googletest, ccache.
-# Python: numpy, pybind11, scikit-build-core, pytest, Pillow, OpenCV (headless), SciPy.
+# Python: numpy, pybind11, scikit-build-core, pytest, Pillow, OpenCV (headless), SciPy, and
+# soundfile and librosa (the audio tests' references).
 _need_apt=()
 command -v g++ >/dev/null || _need_apt+=(g++)
 [ -f /usr/include/jpeglib.h ] || [ -f /usr/include/x86_64-linux-gnu/jpeglib.h ] || _need_apt+=(libjpeg-dev)
@@ -16,6 +17,10 @@ command -v ccache >/dev/null || _need_apt+=(ccache)
 [ -f /usr/include/webp/decode.h ] || _need_apt+=(libwebp-dev)
 ls /usr/include/openjpeg-2*/openjpeg.h >/dev/null 2>&1 || _need_apt+=(libopenjp2-7-dev)
 [ -f /usr/include/nlohmann/json.hpp ] || _need_apt+=(nlohmann-json3-dev)
+# Optional audio: libsndfile (decoders.audio, readers.nemo_asr) and libsoxr (resampling); without
+# them those operators say "built without libsndfile" / "built without libsoxr".
+[ -f /usr/include/sndfile.h ] || _need_apt+=(libsndfile1-dev)
+[ -f /usr/include/soxr.h ] || _need_apt+=(libsoxr-dev)
 if [ ${#_need_apt[@]} -gt 0 ]; then
   echo "Installing system packages: ${_need_apt[*]}"
   if [ "$(id -u)" = 0 ]; then _sudo=""; else _sudo="sudo"; fi
@@ -24,7 +29,8 @@ if [ ${#_need_apt[@]} -gt 0 ]; then
 fi
 _need_pip=()
 for _m in numpy:numpy pybind11:pybind11 scikit_build_core:scikit-build-core pytest:pytest \
-          PIL:pillow cv2:opencv-python-headless scipy:scipy ninja:ninja cmake:cmake; do
+          PIL:pillow cv2:opencv-python-headless scipy:scipy ninja:ninja cmake:cmake \
+          soundfile:soundfile librosa:librosa; do
   python3 -c "import ${_m%%:*}" 2>/dev/null || _need_pip+=("${_m##*:}")
 done
 if [ ${#_need_pip[@]} -gt 0 ]; then

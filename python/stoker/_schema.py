@@ -46,6 +46,13 @@ def _coco_outputs(kwargs):
     return kwargs, n, None
 
 
+def _nemo_asr_outputs(kwargs):
+    # audio (, sample_rate) (, text) (, idx)
+    n = (1 + bool(kwargs.get("read_sample_rate", True)) + bool(kwargs.get("read_text", True)) +
+         bool(kwargs.get("read_idxs", False)))
+    return kwargs, n, None
+
+
 def _random_object_bbox_outputs(kwargs):
     # anchor and shape, start and end, or one box; then the class with output_class
     n = (1 if kwargs.get("format", "anchor_shape") == "box" else 2) + \
@@ -59,6 +66,7 @@ _ADAPTERS = {
     "readers.caffe": _caffe_outputs,
     "readers.caffe2": _caffe2_outputs,
     "readers.coco": _coco_outputs,
+    "readers.nemo_asr": _nemo_asr_outputs,
     "segmentation.random_object_bbox": _random_object_bbox_outputs,
     "element_extract": _one_output_per("element_map"),
     "external_source": "stoker.external_source:_adapt",

@@ -9,6 +9,7 @@ list(APPEND STOKER_SOURCES
   src/readers/caffe.cc
   src/readers/coco.cc
   src/readers/coco_mask.cc
+  src/readers/nemo_asr.cc
   src/readers/npy.cc
   src/readers/random_access_file.cc
   src/readers/recordio.cc

@@ -1,0 +1,78 @@
+// Audio decoding (libsndfile) and resampling (libsoxr): the one interface the audio operators
+// (decoders.audio, audio_resample, readers.nemo_asr) use.
+//
+// Like the image codecs: peek() reads the header and checks it against AudioLimits before any
+// allocation, the caller allocates the output from the shape, and decode() writes into it.
+// Errors are Error(kDecode) for bad or unsupported data; the caller adds the operator and the
+// file. Without libsndfile / libsoxr the functions exist and throw Error(kUnsupported) saying
+// so (`sndfile_built_in()` / `soxr_built_in()` tell beforehand).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/dtype.h"
+
+namespace stoker::codecs::audio {
+
+struct AudioInfo {
+  int64_t frames = 0;       // samples per channel
+  int channels = 0;
+  int sample_rate = 0;      // Hz
+  std::string format;       // "WAV (PCM_16)", "FLAC (PCM_16)", "OGG (VORBIS)", ...
+};
+
+// Headers that claim more than these are refused before anything is allocated.
+struct AudioLimits {
+  int max_channels = 1024;           // libsndfile's own limit
+  int max_sample_rate = 1 << 24;     // 16.7 MHz: far above any real recording
+  // A header that claims more decoded values than this many per encoded byte (plus a margin)
+  // is corrupt: no codec compresses that well, and believing it would allocate gigabytes.
+  int64_t max_values_per_byte = 16384;
+};
+
+bool sndfile_built_in();
+bool soxr_built_in();
+
+AudioInfo peek(const uint8_t* data, size_t size, const AudioLimits& limits = {});
+
+// How to decode: to `dtype` (kInt16, kInt32 or kFloat32), mixed down to one channel, and
+// resampled to `sample_rate` (<= 0 or equal to the file's: kept).
+struct DecodeParams {
+  DType dtype = DType::kFloat32;
+  bool downmix = false;
+  double sample_rate = 0;
+  double quality = 50;  // DALI's 0..100, mapped to a libsoxr recipe (resampler_recipe)
+  int64_t offset = 0;   // frames to skip first (readers.nemo_asr's `offset`)
+};
+
+// Frames of the output: the file's, or ceil(frames * out_rate / in_rate) when resampled (DALI's
+// length).
+int64_t decoded_frames(const AudioInfo& info, const DecodeParams& params);
+
+// Decodes info.frames frames from params.offset on into `out`: decoded_frames() x (downmix ? 1 :
+// channels) values of params.dtype, interleaved. `info` is peek()'s, with `frames` lowered to
+// decode a part. Data that ends before the frames asked for is an error.
+//  - No downmix, no resampling: libsndfile's own conversion to the type (sf_readf_short / _int
+//    / _float), as DALI does; float data read as integers saturates (DALI wraps around).
+//  - Downmix or resampling: decoded as float, mixed as the mean of the channels (in float),
+//    resampled (libsoxr), then converted as DALI converts: round(v * max) saturated.
+void decode(const uint8_t* data, size_t size, const AudioInfo& info, const DecodeParams& params,
+            void* out);
+
+// ---- resampling (libsoxr)
+
+// DALI's output length: ceil(in_length * out_rate / in_rate).
+int64_t resampled_length(int64_t in_length, double in_rate, double out_rate);
+
+// The libsoxr quality recipe for DALI's quality (0..100): SOXR_LQ below 25, SOXR_MQ below 45,
+// SOXR_HQ below 75 (the default 50: librosa's soxr_hq), SOXR_VHQ from 75.
+unsigned long resampler_recipe(double quality);  // NOLINT(runtime/int): libsoxr's type
+
+// Resamples `channels` interleaved float channels of `in_frames` frames by out_rate / in_rate
+// into exactly `out_frames` frames (the resampler's delay removed; frames past the end of the
+// signal are zeros). Throws Error(kInvalidArgument) for rates that are not positive and finite.
+void resample(float* out, int64_t out_frames, const float* in, int64_t in_frames, int channels,
+              double in_rate, double out_rate, double quality);
+
+}  // namespace stoker::codecs::audio
