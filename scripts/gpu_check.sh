@@ -3,9 +3,10 @@
 # CUDA and nvJPEG ones included), compute-sanitizer on the CUDA tests, the GPU pytest files, and
 # optionally benchmarks; prints a short summary last and keeps full logs in $OUT (or out/gpu).
 #
-# That machine cannot download: googletest and the DLPack header travel with the tree in
-# .gpu_deps/root (made on the dev machine with `apt-get download libdlpack-dev libgtest-dev`
-# and `dpkg -x FILE.deb .gpu_deps/root`).
+# That machine cannot download: googletest, the DLPack header, libsndfile and libsoxr travel
+# with the tree in .gpu_deps/root (made on the dev machine with `apt-get download libdlpack-dev
+# libgtest-dev libsndfile1 libsndfile1-dev libsoxr0 libsoxr-dev libflac12 libvorbis0a
+# libvorbisenc2 libogg0 libopus0 libmpg123-0 libmp3lame0` and `dpkg -x FILE.deb .gpu_deps/root`).
 #   bash scripts/gpu_check.sh            build + tests
 #   STOKER_GPU_BENCH="args" bash ...     also run `bench/run.py args`
 #   STOKER_GPU_SKIP_TESTS=1              build (and benchmark) only
@@ -14,6 +15,9 @@ cd "$(dirname "$0")/.."
 LOG=${OUT:-out/gpu}
 mkdir -p "$LOG"
 DEPS=$PWD/.gpu_deps/root
+# Libraries that travel in .gpu_deps/root (libsndfile and libsoxr for audio, with what they need)
+# are found there at run time too.
+export LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 summary=()
 # The shared test data does not travel to that machine; a copy of its JPEGs rides in .gpu_deps.
 export STOKER_TESTDATA=${STOKER_TESTDATA:-$PWD/.gpu_deps/testdata}
@@ -50,7 +54,7 @@ fi
 [ -n "$RUN_TESTS" ] && step gtest_cuda build/gpu/stoker_tests --gtest_filter='Cuda*:Nvjpeg*'
 GPU_PYTEST="tests/python/test_gpu_transfer.py tests/python/test_gpu_geometry.py tests/python/test_gpu_decoder.py"
 GPU_PYTEST="$GPU_PYTEST tests/python/test_gpu_ops.py tests/python/test_gpu_pipeline.py tests/python/test_gpu_graph_ops.py"
-GPU_PYTEST="$GPU_PYTEST tests/python/test_gpu_detection.py tests/python/test_gpu_filters.py"
+GPU_PYTEST="$GPU_PYTEST tests/python/test_gpu_detection.py tests/python/test_gpu_filters.py tests/python/test_gpu_audio.py"
 [ -n "$RUN_TESTS" ] && step pytest_gpu env PYTHONPATH="$PWD/build/gpu/python" LD_PRELOAD="$STACKDUMP" \
   python3 -m pytest -q -rs -p no:cacheprovider --capture=sys \
   $GPU_PYTEST tests/python/test_plugin_pytorch.py tests/python/test_plugin_jax.py \

@@ -242,6 +242,10 @@ def record_op(op_name, inputs, kwargs, default_device=None):
             v = pipe._adopt(v)
             if v.pipeline is not pipe:
                 raise ValueError(f"fn.{op_name}: argument '{k}' comes from another pipeline.")
+            if v.device == "gpu" and not (k.startswith("_") or op_name.startswith("_")):
+                # As in DALI: the operator reads its arguments on the host.
+                raise ValueError(f"fn.{op_name}: argument '{k}' is given a GPU node; named "
+                                 "arguments take CPU data. Pass the node from before .gpu().")
             tensor_args[k] = v
             continue
         if isinstance(v, _types.Constant):

@@ -212,3 +212,20 @@ def test_decoder_skip_and_replace(tmp_path, jpeg_files, where):
     assert (img[1] == 7).all()
     (st,) = p.error_stats().values()
     assert st["replaced"] == 1
+
+
+def test_named_argument_from_a_gpu_node_is_refused():
+    """Operators read their named arguments on the host (as in DALI): a GPU node there is an
+    error when the graph is written, not a read of device memory from the host."""
+    import numpy as np
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=0)
+    def pipe():
+        x = fn.external_source(source=lambda: [np.ones(5, np.float32)] * 2)
+        k = fn.external_source(source=lambda: [np.float32(0.5)] * 2)
+        return fn.preemphasis_filter(x.gpu(), preemph_coeff=k.gpu())
+
+    with pytest.raises(ValueError) as e:
+        pipe()
+    assert str(e.value) == ("fn.preemphasis_filter: argument 'preemph_coeff' is given a GPU node; "
+                            "named arguments take CPU data. Pass the node from before .gpu().")

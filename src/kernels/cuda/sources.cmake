@@ -18,3 +18,8 @@ list(APPEND STOKER_CUDA_SOURCES
   src/kernels/cuda/reduce_gpu.cu
   src/kernels/cuda/warp_gpu.cu
   src/kernels/cuda/ycbcr_gpu.cu)
+# The GPU twins of the spectral audio operators (preemphasis, spectrogram, mel filter bank, mfcc,
+# to_decibels, nonsilent_region) and the run-time loader of cuFFT, which is never linked.
+list(APPEND STOKER_CUDA_SOURCES
+  src/kernels/cuda/audio_gpu.cu
+  src/kernels/cuda/cufft_loader.cc)

@@ -8,6 +8,8 @@
 
 #include "core/repr.h"
 #include "kernels/cpu/audio/spectral.h"
+#include "kernels/cuda/audio_gpu.h"
+#include "ops/generic/gpu_twin.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -36,18 +38,37 @@ class PreemphasisFilter : public Operator {
            spec_.display_name() + ": the input must be a numeric signal other than float16 and "
            "bool, got " + dtype_name(in.dtype()) + "; convert it with fn.cast(x, "
            "dtype=types.FLOAT).");
+    // Every sample's coefficient checked here, for the CPU and the GPU alike (setup keeps no
+    // state: the runs read them again).
+    for (size_t i = 0; i < in.size(); ++i) {
+      const double c = ws.scalar_arg("preemph_coeff", static_cast<int64_t>(i), 0.97);
+      if (!std::isfinite(c))
+        spec_.arg_error("preemph_coeff", "must be a finite number, got " + num(c) +
+                                             " for sample " + std::to_string(i) + ".");
+    }
     return {OutputDesc{dtype_, in.layout(), in.shapes()}};
   }
 
   void run_sample(Workspace& ws, int64_t i, int) override {
     const Batch& in = ws.input(0);
     const double c = ws.scalar_arg("preemph_coeff", i, 0.97);
-    if (!std::isfinite(c))
-      spec_.arg_error("preemph_coeff", "must be a finite number, got " + num(c) + " for sample " +
-                                           std::to_string(i) + ".");
     // The whole sample is one signal, whatever its shape (as DALI reads it).
     ka::preemphasis(ws.output(0)[i].data, dtype_, in[i].data, in.dtype(), volume(in.shape(i)),
                     static_cast<float>(c), border_);
+  }
+
+  // The GPU twin: every sample's coefficient read on the host (setup checked them), one launch.
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    ws.outputs.assign(1, allocate_device_batch(ws, descs[0].dtype, descs[0].shapes, descs[0].layout));
+    Batch& out = ws.outputs[0];
+    std::vector<kernels::cuda::PreemphasisJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i)
+      jobs[i] = {in[i].data, out[i].data, volume(in.shape(i)),
+                 static_cast<float>(ws.scalar_arg("preemph_coeff", static_cast<int64_t>(i), 0.97))};
+    if (!in.size()) return;
+    kernels::cuda::preemphasis_gpu(ws, dtype_, in.dtype(), border_, jobs);
   }
 
  private:
@@ -113,6 +134,29 @@ class NonsilentRegionOp : public Operator {
     *ws.output(1).data<int32_t>(i) = static_cast<int32_t>(r.length);
   }
 
+  // The GPU twin: the windowed power, its per-sample maximum and the first and last crossing of
+  // the threshold in batched launches; begin and length stay on the GPU.
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    ws.outputs.clear();
+    for (const OutputDesc& d : descs)
+      ws.outputs.push_back(allocate_device_batch(ws, d.dtype, d.shapes, d.layout));
+    std::vector<kernels::cuda::NonsilentJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      const int64_t n = in.shape(i)[0];
+      if (n >= INT32_MAX)
+        fail(ErrorKind::kInvalidArgument,
+             spec_.display_name() + ": sample " + std::to_string(i) + " has " +
+                 std::to_string(n) + " values; its region could not fit the int32 outputs (at "
+                 "most 2^31 - 2 values on the GPU). Split the signal.");
+      jobs[i] = {in[i].data, n, static_cast<int32_t*>(ws.outputs[0][i].data),
+                 static_cast<int32_t*>(ws.outputs[1][i].data)};
+    }
+    if (!in.size()) return;
+    kernels::cuda::nonsilent_region_gpu(ws, in.dtype(), p_, jobs);
+  }
+
  private:
   ka::NonsilentParams p_;
 };
@@ -134,7 +178,8 @@ STOKER_REGISTER_OP_NAMED(preemphasis_filter, "preemphasis_filter") {
             .doc = "Output type (FLOAT by default); integers are rounded half away from zero and "
                    "saturated."})
       .backend(Backend::kCPU,
-               [](const OpSpec& s) { return std::make_unique<PreemphasisFilter>(s); });
+               [](const OpSpec& s) { return std::make_unique<PreemphasisFilter>(s); })
+      STOKER_GPU_TWIN(PreemphasisFilter);
 }
 
 STOKER_REGISTER_OP_NAMED(nonsilent_region, "nonsilent_region") {
@@ -156,7 +201,8 @@ STOKER_REGISTER_OP_NAMED(nonsilent_region, "nonsilent_region") {
             .doc = "Float signals: the moving sum of squares is recomputed every this many "
                    "samples to avoid loss of precision (-1: never)."})
       .backend(Backend::kCPU,
-               [](const OpSpec& s) { return std::make_unique<NonsilentRegionOp>(s); });
+               [](const OpSpec& s) { return std::make_unique<NonsilentRegionOp>(s); })
+      STOKER_GPU_TWIN(NonsilentRegionOp);
 }
 
 }  // namespace stoker

@@ -10,6 +10,8 @@
 
 #include "core/repr.h"
 #include "kernels/cpu/audio/spectral.h"
+#include "kernels/cuda/audio_gpu.h"
+#include "ops/generic/gpu_twin.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -137,10 +139,27 @@ class Spectrogram : public Operator {
                     window_.data(), p_, scratch);
   }
 
+  // The GPU twin: the batch's windows in one launch, one batched cuFFT transform (cuFFT is
+  // loaded at run time), |X|^power in one launch (kernels/cuda/audio_gpu.h).
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    ws.outputs.assign(1, allocate_device_batch(ws, descs[0].dtype, descs[0].shapes, descs[0].layout));
+    Batch& out = ws.outputs[0];
+    std::vector<kernels::cuda::SpectrogramJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Shape& o = out.shape(i);
+      jobs[i] = {static_cast<const float*>(in[i].data), static_cast<float*>(out[i].data),
+                 lengths_[i], p_.time_major ? o[0] : o[1]};
+    }
+    kernels::cuda::spectrogram_gpu(ws, fft_plans_, spec_.display_name(), p_, window_, jobs);
+  }
+
  private:
   ka::SpectrogramParams p_;
   std::vector<float> window_;
   std::vector<int64_t> lengths_;
+  std::shared_ptr<void> fft_plans_;  // the GPU twin's cuFFT plans
 };
 
 // ------------------------------------------------------------------------------ power_spectrum
@@ -299,13 +318,60 @@ class MelFilterBankOp : public Operator {
     }
   }
 
+  // The GPU twin: each filter as its band of bins and weights (the CPU bank's), one launch for
+  // the batch; the sums run over the bins in the CPU's order.
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    ws.outputs.assign(1, allocate_device_batch(ws, descs[0].dtype, descs[0].shapes, descs[0].layout));
+    Batch& out = ws.outputs[0];
+    if (gpu_banks_.size() > 8) gpu_banks_.clear();
+    auto find = [&](int64_t nbins) -> const kernels::cuda::BandMatrix* {
+      for (const kernels::cuda::BandMatrix& g : gpu_banks_)
+        if (g.n == nbins) return &g;
+      return nullptr;
+    };
+    for (const auto& b : banks_)  // built once per spectrum size, kept with the CPU banks
+      if (!find(b->nbins())) gpu_banks_.push_back(bands_of(*b));
+    std::vector<const kernels::cuda::BandMatrix*> mats;
+    std::vector<kernels::cuda::MatrixJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Job& j = jobs_[i];
+      const kernels::cuda::BandMatrix* m = find(j.nbins);
+      int index = static_cast<int>(std::find(mats.begin(), mats.end(), m) - mats.begin());
+      if (index == static_cast<int>(mats.size())) mats.push_back(m);
+      jobs[i] = {static_cast<const float*>(in[i].data), static_cast<float*>(out[i].data), j.outer,
+                 j.inner, index};
+    }
+    kernels::cuda::band_matrix_gpu(ws, mats, jobs);
+  }
+
  private:
   struct Job {
     int64_t outer = 0, nbins = 0, inner = 0;
   };
+  // A bank's filters as bands: the bins from the first to the last nonzero weight of each row.
+  static kernels::cuda::BandMatrix bands_of(const ka::MelFilterBank& bank) {
+    const std::vector<double> m = bank.matrix();
+    const int64_t nb = bank.nbins();
+    kernels::cuda::BandMatrix r;
+    r.n = nb;
+    for (int f = 0; f < bank.nfilter(); ++f) {
+      const double* row = m.data() + static_cast<size_t>(f) * nb;
+      int64_t lo = 0, hi = nb - 1;
+      while (lo < nb && row[lo] == 0) ++lo;
+      while (hi >= lo && row[hi] == 0) --hi;
+      r.first.push_back(lo < nb ? lo : 0);
+      r.count.push_back(lo < nb ? hi - lo + 1 : 0);
+      r.offset.push_back(static_cast<int64_t>(r.weights.size()));
+      for (int64_t b = lo; b <= hi; ++b) r.weights.push_back(static_cast<float>(row[b]));
+    }
+    return r;
+  }
   ka::MelParams p_;
   std::vector<Job> jobs_;
   std::vector<std::unique_ptr<ka::MelFilterBank>> banks_;
+  std::vector<kernels::cuda::BandMatrix> gpu_banks_;  // the GPU twin's, per spectrum size
 };
 
 // ------------------------------------------------------------------------------ mfcc
@@ -382,6 +448,42 @@ class Mfcc : public Operator {
     }
   }
 
+  // The GPU twin: the CPU's cosine tables as full-width matrices, one launch for the batch; the
+  // sums run in the CPU's order.
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    ws.outputs.assign(1, allocate_device_batch(ws, descs[0].dtype, descs[0].shapes, descs[0].layout));
+    Batch& out = ws.outputs[0];
+    std::vector<kernels::cuda::BandMatrix> mats;
+    std::vector<kernels::cuda::MatrixJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Job& j = jobs_[i];
+      size_t index = 0;
+      while (index < mats.size() &&
+             !(mats[index].n == j.n && static_cast<int64_t>(mats[index].first.size()) == j.ndct))
+        ++index;
+      if (index == mats.size()) {
+        for (const Table& t : tables_) {
+          if (t.n != j.n || t.ndct != j.ndct) continue;
+          kernels::cuda::BandMatrix m;
+          m.n = t.n;
+          m.first.assign(t.ndct, 0);
+          m.count.assign(t.ndct, t.n);
+          for (int64_t k = 0; k < t.ndct; ++k) m.offset.push_back(k * t.n);
+          m.weights = t.values;
+          mats.push_back(std::move(m));
+          break;
+        }
+      }
+      jobs[i] = {static_cast<const float*>(in[i].data), static_cast<float*>(out[i].data), j.outer,
+                 j.inner, static_cast<int>(index)};
+    }
+    std::vector<const kernels::cuda::BandMatrix*> ptrs;
+    for (const kernels::cuda::BandMatrix& m : mats) ptrs.push_back(&m);
+    kernels::cuda::band_matrix_gpu(ws, ptrs, jobs);
+  }
+
  private:
   struct Job {
     int64_t outer = 0, n = 0, inner = 0, ndct = 0;
@@ -435,6 +537,20 @@ class ToDecibels : public Operator {
                     static_cast<float>(multiplier_), reference_, min_ratio_);
   }
 
+  // The GPU twin: the per-sample maxima (where no reference is given) in one launch, the
+  // logarithms in another.
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    ws.outputs.assign(1, allocate_device_batch(ws, descs[0].dtype, descs[0].shapes, descs[0].layout));
+    Batch& out = ws.outputs[0];
+    std::vector<kernels::cuda::DecibelsJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i)
+      jobs[i] = {static_cast<const float*>(in[i].data), static_cast<float*>(out[i].data),
+                 volume(in.shape(i))};
+    kernels::cuda::to_decibels_gpu(ws, static_cast<float>(multiplier_), reference_, min_ratio_, jobs);
+  }
+
  private:
   double multiplier_, reference_, cutoff_db_;
   float min_ratio_ = 0;
@@ -470,7 +586,8 @@ STOKER_REGISTER_OP_NAMED(spectrogram, "spectrogram") {
             .doc = "With center_windows: mirror the signal at its ends (else pad with zeros)."})
       .arg({.name = "layout", .type = ArgType::kString, .default_value = std::string("ft"),
             .doc = "Output layout: \"ft\" (frequency-major) or \"tf\" (time-major)."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Spectrogram>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Spectrogram>(s); })
+      STOKER_GPU_TWIN(Spectrogram);
 }
 
 STOKER_REGISTER_OP_NAMED(power_spectrum, "power_spectrum") {
@@ -508,7 +625,8 @@ STOKER_REGISTER_OP_NAMED(mel_filter_bank, "mel_filter_bank") {
             .choices = {"slaney", "htk"}})
       .arg({.name = "normalize", .type = ArgType::kBool, .default_value = true,
             .doc = "Divide each triangle by half its width in Hz (area 1); False: peaks of 1."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<MelFilterBankOp>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<MelFilterBankOp>(s); })
+      STOKER_GPU_TWIN(MelFilterBankOp);
 }
 
 STOKER_REGISTER_OP_NAMED(mfcc, "mfcc") {
@@ -529,7 +647,8 @@ STOKER_REGISTER_OP_NAMED(mfcc, "mfcc") {
             .doc = "Number of coefficients."})
       .arg({.name = "normalize", .type = ArgType::kBool, .default_value = false,
             .doc = "Orthonormal DCT (not for dct_type 1)."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Mfcc>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Mfcc>(s); })
+      STOKER_GPU_TWIN(Mfcc);
 }
 
 STOKER_REGISTER_OP_NAMED(to_decibels, "to_decibels") {
@@ -544,7 +663,8 @@ STOKER_REGISTER_OP_NAMED(to_decibels, "to_decibels") {
             .doc = "Reference magnitude; 0: the largest value of each sample."})
       .arg({.name = "cutoff_db", .type = ArgType::kFloat, .default_value = -200.0,
             .doc = "The lowest output, in dB: smaller ratios saturate to it."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ToDecibels>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ToDecibels>(s); })
+      STOKER_GPU_TWIN(ToDecibels);
 }
 
 }  // namespace stoker

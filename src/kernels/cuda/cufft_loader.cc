@@ -1,0 +1,126 @@
+#include "kernels/cuda/cufft_loader.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+
+#include "core/error.h"
+
+namespace stoker::cufft {
+
+namespace detail {
+
+std::vector<std::string> default_candidates() {
+  // An explicit choice is not second-guessed: when it fails, the error says so.
+  if (const char* env = std::getenv("STOKER_CUFFT_LIBRARY"); env && *env) return {env};
+  return {"libcufft.so.12", "libcufft.so.11", "libcufft.so"};
+}
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+}  // namespace
+
+bool load(const std::vector<std::string>& candidates, Api* api, std::string* why) {
+  std::string first_error, too_old;
+  for (const std::string& name : candidates) {
+    dlerror();
+    void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      const char* err = dlerror();
+      if (first_error.empty()) first_error = err ? err : name + ": cannot be loaded";
+      continue;
+    }
+    Api a;
+    std::vector<std::string> missing;
+#define STOKER_CUFFT_RESOLVE(name, params)                              \
+  a.name = reinterpret_cast<decltype(a.name)>(dlsym(lib, #name));      \
+  if (!a.name) missing.push_back(#name);
+    STOKER_CUFFT_FUNCTIONS(STOKER_CUFFT_RESOLVE)
+#undef STOKER_CUFFT_RESOLVE
+    Dl_info info{};
+    a.path = a.cufftCreate && dladdr(reinterpret_cast<void*>(a.cufftCreate), &info) &&
+                     info.dli_fname
+                 ? info.dli_fname
+                 : name;
+    if (!missing.empty()) {
+      // Kept loaded on purpose: a library is never unloaded.
+      if (too_old.empty())
+        too_old = "cuFFT at " + a.path + " lacks " + join(missing) +
+                  ": it is older than stoker needs. Install the cuFFT of CUDA 12 or later";
+      continue;
+    }
+    if (a.cufftGetVersion(&a.version) != Result::kSuccess) a.version = -1;
+    *api = std::move(a);
+    if (why) why->clear();
+    return true;
+  }
+  if (why && !too_old.empty()) *why = too_old;
+  else if (why)
+    *why = "cuFFT (" + (candidates.empty() ? std::string("libcufft") : candidates[0]) +
+           ") was not found: install the CUDA toolkit's cuFFT (or `pip install nvidia-cufft`) or "
+           "run the operator on the CPU (device='cpu'). A library outside the loader's search "
+           "path is found through LD_LIBRARY_PATH or STOKER_CUFFT_LIBRARY=/path/to/"
+           "libcufft.so.12. (Tried " + join(candidates) + "; " + first_error + ")";
+  return false;
+}
+
+}  // namespace detail
+
+namespace {
+
+struct Loaded {
+  Api api;
+  bool ok = false;
+  std::string why;
+};
+
+const Loaded& loaded() {
+  static const Loaded l = [] {
+    Loaded r;
+    r.ok = detail::load(detail::default_candidates(), &r.api, &r.why);
+    return r;
+  }();
+  return l;
+}
+
+}  // namespace
+
+bool cufft_available(std::string* why) {
+  const Loaded& l = loaded();
+  if (why) *why = l.why;
+  return l.ok;
+}
+
+const Api& cufft_api(const std::string& op) {
+  const Loaded& l = loaded();
+  if (!l.ok) fail(ErrorKind::kUnsupported, op + ": device='gpu' needs cuFFT. " + l.why + ".");
+  return l.api;
+}
+
+const char* result_name(Result r) {
+  switch (r) {
+    case Result::kSuccess: return "CUFFT_SUCCESS";
+    case Result::kInvalidPlan: return "CUFFT_INVALID_PLAN";
+    case Result::kAllocFailed: return "CUFFT_ALLOC_FAILED";
+    case Result::kInvalidType: return "CUFFT_INVALID_TYPE";
+    case Result::kInvalidValue: return "CUFFT_INVALID_VALUE";
+    case Result::kInternalError: return "CUFFT_INTERNAL_ERROR";
+    case Result::kExecFailed: return "CUFFT_EXEC_FAILED";
+    case Result::kSetupFailed: return "CUFFT_SETUP_FAILED";
+    case Result::kInvalidSize: return "CUFFT_INVALID_SIZE";
+    case Result::kUnalignedData: return "CUFFT_UNALIGNED_DATA";
+    case Result::kInvalidDevice: return "CUFFT_INVALID_DEVICE";
+    case Result::kNoWorkspace: return "CUFFT_NO_WORKSPACE";
+    case Result::kNotImplemented: return "CUFFT_NOT_IMPLEMENTED";
+    case Result::kNotSupported: return "CUFFT_NOT_SUPPORTED";
+  }
+  return "CUFFT_(unknown)";
+}
+
+}  // namespace stoker::cufft
