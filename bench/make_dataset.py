@@ -421,6 +421,79 @@ def make_coco_dataset(root, n: int, coco_dir, verbose: bool = True) -> dict:
     return stats
 
 
+AUDIO_FORMATS = ("wav", "flac", "ogg")
+AUDIO_RATE = 16000
+AUDIO_FILE_LIST = "file_list.txt"
+
+
+def make_audio_dataset(root, n: int, audio_dir, verbose: bool = True) -> dict:
+    """The asr workload's dataset: the LibriSpeech utterances of ``audio_dir`` (wav/, flac/ and
+    ogg/, the same utterances in each, 16 kHz mono; e.g. ../shared/testdata/audio) tiled to
+    ``n`` files under new names (hard links where the file system allows), taken utterance by
+    utterance and format by format so that any n mixes the formats and lengths evenly. Writes
+    ``root``/audio/ and ``root``/file_list.txt (``audio/NAME 0`` per line, for
+    ``fn.readers.file(file_root=root, file_list=...)``); reused when built from the same
+    source with the same n. Durations come from the decoded ``.npy`` beside each file."""
+    root, audio_dir = Path(root), Path(audio_dir)
+    man = root / MANIFEST
+    stems = sorted(p.stem for p in (audio_dir / AUDIO_FORMATS[0]).glob("*." + AUDIO_FORMATS[0]))
+    sources = [audio_dir / fmt / f"{s}.{fmt}" for s in stems for fmt in AUDIO_FORMATS
+               if (audio_dir / fmt / f"{s}.{fmt}").is_file()]
+    if not sources:
+        raise FileNotFoundError(f"no audio at {audio_dir}/{{{','.join(AUDIO_FORMATS)}}}: give "
+                                "--testdata, the folder that holds audio/wav, audio/flac and "
+                                "audio/ogg")
+    if man.is_file():
+        stats = json.loads(man.read_text())
+        if stats.get("n") == n and stats.get("source") == str(audio_dir.resolve()) and \
+                (root / AUDIO_FILE_LIST).is_file() and \
+                len(list((root / "audio").iterdir())) == n:
+            if verbose:
+                print(f"reusing {root}: {n} utterances, mean {stats['mean_s']:.2f} s", flush=True)
+            return stats
+    shutil.rmtree(root, ignore_errors=True)
+    (root / "audio").mkdir(parents=True)
+    names, seconds, sizes, formats = [], [], [], {}
+    for k in range(n):
+        src = sources[k % len(sources)]
+        name = f"{k:06d}_{src.name}"
+        try:
+            os.link(src, root / "audio" / name)
+        except OSError:
+            shutil.copyfile(src, root / "audio" / name)
+        names.append(f"audio/{name}")
+        ref = src.with_suffix(".npy")
+        seconds.append(np.load(ref, mmap_mode="r").shape[0] / AUDIO_RATE if ref.is_file()
+                       else float("nan"))
+        sizes.append(os.path.getsize(src))
+        fmt = src.suffix[1:]
+        formats[fmt] = formats.get(fmt, 0) + 1
+    (root / AUDIO_FILE_LIST).write_text("".join(f"{x} 0\n" for x in names))
+    stats = {"n": n, "source": str(audio_dir.resolve()), "utterances": len(stems),
+             "formats": formats, "sample_rate": AUDIO_RATE,
+             "mean_s": float(np.mean(seconds)), "min_s": float(np.min(seconds)),
+             "max_s": float(np.max(seconds)), "total_s": float(np.sum(seconds)),
+             "mean_kb": float(np.mean(sizes)) / 1024, "root": str(root),
+             "file_list": str(root / AUDIO_FILE_LIST)}
+    man.write_text(json.dumps(stats, indent=1))
+    if verbose:
+        print(f"built {root}: {n} utterances ({len(stems)} LibriSpeech utterances x "
+              f"{'/'.join(formats)} tiled), {stats['min_s']:.2f}-{stats['max_s']:.2f} s, mean "
+              f"{stats['mean_s']:.2f} s, mean {stats['mean_kb']:.1f} KB", flush=True)
+    return stats
+
+
+def list_audio(root) -> list[tuple[str, int]]:
+    """(path, label) for each line of the asr dataset's file list, in its order."""
+    root = Path(root)
+    out = []
+    for line in (root / AUDIO_FILE_LIST).read_text().splitlines():
+        if line.strip():
+            name, label = line.rsplit(None, 1)
+            out.append((str(root / name), int(label)))
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", help="output folder (created)")

@@ -18,6 +18,12 @@ Workloads (the same for every contender; see README.md):
           (SSD's IoU thresholds), decode, resize to 300x300, colour jitter, flip with the boxes,
           normalize to float32 CHW, boxes matched to the 8732 default boxes; images, encoded
           boxes and labels per batch.
+  asr     the ASR preprocessing of DALI's speech examples (Jasper, QuartzNet): decode the audio
+          at 16 kHz (float, downmixed), preemphasis 0.97, power spectrogram (n_fft 512, 20 ms
+          Hann windows every 10 ms, centred, reflect padding), 64 mel bands (Slaney), natural
+          log (floor 1e-20), normalize each band over time, zero-pad the batch's time axis to
+          a multiple of 16 frames; features float32 [N, 64, T] and frame counts [N] per batch.
+          The unit is utterances, not images.
 
 ``threads`` is the number of worker processes for a DataLoader (0: all in the main process),
 the number of file-reading threads for torchvision's GPU decode, and ``num_threads`` for a
@@ -33,11 +39,36 @@ import importlib.util
 
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
-WORKLOADS = ("train", "eval", "decode", "ssd", "randaugment", "trivialaugment")
+WORKLOADS = ("train", "eval", "decode", "ssd", "randaugment", "trivialaugment", "asr")
 # The training workloads with an automatic augmentation after the crop and flip (issue 22).
 AUTO_AUG = ("randaugment", "trivialaugment")
-TRAINING = ("train", "ssd") + AUTO_AUG
+AUDIO = ("asr",)
+TRAINING = ("train", "ssd") + AUTO_AUG + AUDIO
 CROP, RESIZE_SHORTER = 224, 256
+# asr: DALI's speech examples' preprocessing (Jasper / QuartzNet at 16 kHz).
+ASR = dict(sample_rate=16000, preemph=0.97, nfft=512, window_length=320, window_step=160,
+           nfilter=64, log_floor=1e-20, pad_align=16)
+# Contenders that have a pipeline for only one kind of data: the others are left out of a run's
+# rows unless named with --contenders (then their row says why they can't run).
+AUDIO_ONLY = ("librosa", "torchaudio")
+IMAGE_ONLY = ("torchvision", "opencv", "torchvision-gpu")
+
+
+def applies(contender: str, workload: str) -> bool:
+    return contender not in (IMAGE_ONLY if workload in AUDIO else AUDIO_ONLY)
+
+
+def unit(workload: str) -> str:
+    """What a workload's rate counts: "utt" (utterances) for audio, "img" otherwise."""
+    return "utt" if workload in AUDIO else "img"
+
+
+def asr_window(n: int):
+    """The Hann window of DALI's (and stoker's) fn.spectrogram: 0.5 - 0.5 cos(2 pi (i + 1/2) / n),
+    symmetric about the window's centre. The peers use it too, so that every contender computes
+    the same numbers (scipy's and torch's "hann" are the periodic one, a half sample off)."""
+    import numpy as np
+    return (0.5 - 0.5 * np.cos(2 * np.pi * (np.arange(n) + 0.5) / n)).astype(np.float32)
 
 
 class Unavailable(Exception):
@@ -54,6 +85,7 @@ class Job:
     seed: int = 0
     train_recipe: str = "decode_random_crop"   # DALI-API pipelines only (stoker, DALI)
     annotations: str = ""          # ssd: the COCO instances JSON of the images in `root`
+    file_list: str = ""            # asr: readers.file's file_list (paths relative to `root`)
 
 
 def cuda_available() -> bool:
@@ -113,7 +145,7 @@ def _worker_init(_worker_id):
         pass
 
 
-def _dataloader_batches(dataset, job: Job, collate=None):
+def _dataloader_batches(dataset, job: Job, collate=None, worker_init=_worker_init):
     """An endless DataLoader over ``dataset``: persistent workers, pinned memory and a
     non-blocking copy to the GPU where there is one, as a training script would do."""
     import torch
@@ -123,9 +155,9 @@ def _dataloader_batches(dataset, job: Job, collate=None):
     kw = dict(num_workers=job.threads, pin_memory=cuda, drop_last=True, generator=g,
               sampler=ForeverSampler(len(dataset), job.workload in TRAINING, job.seed))
     if job.threads > 0:
-        kw.update(persistent_workers=True, prefetch_factor=2, worker_init_fn=_worker_init)
+        kw.update(persistent_workers=True, prefetch_factor=2, worker_init_fn=worker_init)
     else:
-        _worker_init(0)
+        worker_init(0)
     if collate is not None:
         kw["collate_fn"] = collate
     loader = torch.utils.data.DataLoader(dataset, batch_size=job.batch_size, **kw)
@@ -184,7 +216,14 @@ class _PILFolder:
         return self.tf(img), label
 
 
+def _no_audio(job: Job, what: str):
+    if job.workload in AUDIO:
+        raise Unavailable(f"{what} has no {job.workload} pipeline (an image library; librosa's "
+                          "and torchaudio's rows are the peers)")
+
+
 def make_torchvision(job: Job):
+    _no_audio(job, "torchvision")
     _need_torch()
     if job.workload == "ssd":
         return make_torchvision_ssd(job)
@@ -336,6 +375,7 @@ class _CVFolder:
 
 
 def make_opencv(job: Job):
+    _no_audio(job, "OpenCV")
     _need_torch()
     if job.workload == "ssd" or job.workload in AUTO_AUG:
         raise Unavailable(f"no {job.workload} pipeline written with OpenCV (torchvision's row is "
@@ -368,6 +408,7 @@ def _read_bytes(path):
 
 
 def make_torchvision_gpu(job: Job):
+    _no_audio(job, "torchvision")
     _need_torch()
     if job.workload == "ssd":
         raise Unavailable("no SSD pipeline on the GPU in torchvision (RandomIoUCrop and the "
@@ -429,6 +470,162 @@ def make_torchvision_gpu(job: Job):
                    f"{max(1, job.threads)} threads; {what}")
 
 
+# --------------------------------------------------------------------------- audio (asr)
+
+def _audio_worker_init(_worker_id):
+    # One thread per worker, NumPy's BLAS and FFT pools included: the workers are the
+    # parallelism (torch already runs one intra-op thread in a DataLoader worker).
+    _worker_init(_worker_id)
+    try:
+        import threadpoolctl
+        threadpoolctl.threadpool_limits(1)
+    except ImportError:
+        pass
+
+
+def _collate_asr(samples):
+    """Features [64, t_i] of each utterance -> one zero-padded float32 [N, 64, T] batch, T the
+    longest t_i rounded up to a multiple of 16 (fn.pad(axes=(1,), align=16) over a batch), and
+    the frame counts [N] (int64)."""
+    import torch
+    lengths = torch.tensor([s[1] for s in samples], dtype=torch.int64)
+    align = ASR["pad_align"]
+    t = -(-int(lengths.max()) // align) * align
+    out = torch.zeros((len(samples), samples[0][0].shape[0], t), dtype=torch.float32)
+    for k, (feat, n) in enumerate(samples):
+        out[k, :, :n] = feat
+    return out, lengths
+
+
+class _LibrosaASR:
+    """soundfile decode, NumPy preemphasis, librosa.feature.melspectrogram, log, per-band
+    normalize; the batch is padded by _collate_asr."""
+
+    def __init__(self, files):
+        self.files = files
+        self.window = asr_window(ASR["window_length"])
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, i):
+        import librosa
+        import numpy as np
+        import soundfile
+        import torch
+        path = self.files[i][0]
+        y, sr = soundfile.read(path, dtype="float32", always_2d=True)
+        y = y.mean(axis=1) if y.shape[1] > 1 else y[:, 0]
+        if sr != ASR["sample_rate"]:
+            y = librosa.resample(y, orig_sr=sr, target_sr=ASR["sample_rate"])
+        k = ASR["preemph"]
+        e = np.empty_like(y)
+        if len(y):
+            e[0] = y[0] - k * y[0]                  # DALI's border="clamp"
+            e[1:] = y[1:] - k * y[:-1]
+        m = librosa.feature.melspectrogram(
+            y=e, sr=ASR["sample_rate"], n_fft=ASR["nfft"], hop_length=ASR["window_step"],
+            win_length=ASR["window_length"], window=self.window, center=True, pad_mode="reflect",
+            power=2.0, n_mels=ASR["nfilter"])
+        x = np.log(np.maximum(m, ASR["log_floor"]))
+        std = x.std(axis=1, keepdims=True)
+        x = (x - x.mean(axis=1, keepdims=True)) / np.where(std > 0, std, 1)
+        return torch.from_numpy(x.astype(np.float32, copy=False)), x.shape[1]
+
+
+def make_librosa(job: Job):
+    if job.workload not in AUDIO:
+        raise Unavailable(f"librosa has no {job.workload} pipeline (an audio library)")
+    try:
+        import torch  # noqa: F401  (the DataLoader)
+    except ImportError as e:
+        raise Unavailable(f"torch does not import ({e}): pip install -r bench/requirements.txt")
+    for mod in ("librosa", "soundfile"):
+        if importlib.util.find_spec(mod) is None:
+            raise Unavailable(f"{mod} is not installed (pip install librosa soundfile)")
+    import librosa
+    import soundfile
+    return (_dataloader_batches(_LibrosaASR(job.files), job, _collate_asr, _audio_worker_init),
+            f"librosa {librosa.__version__} in a DataLoader, {job.threads} worker processes: "
+            f"soundfile {soundfile.__version__} decode, NumPy preemphasis, "
+            "librosa.feature.melspectrogram(n_fft=512, win_length=320, hop_length=160, n_mels=64, "
+            "DALI's Hann window, reflect padding, power 2), log, per-band normalize, pad to x16; "
+            f"{_where()}")
+
+
+def _asr_window_tensor(n: int):
+    import torch
+    return torch.from_numpy(asr_window(n))
+
+
+class _TorchaudioASR:
+    """torchaudio.load (or soundfile where torchaudio.load can't run: torchaudio >= 2.9 decodes
+    through TorchCodec), torchaudio.functional.preemphasis, torchaudio.transforms.MelSpectrogram,
+    log, per-band normalize; the batch is padded by _collate_asr."""
+
+    def __init__(self, files, use_soundfile: bool):
+        import torchaudio
+        self.files, self.use_soundfile = files, use_soundfile
+        self.mel = torchaudio.transforms.MelSpectrogram(
+            sample_rate=ASR["sample_rate"], n_fft=ASR["nfft"], win_length=ASR["window_length"],
+            hop_length=ASR["window_step"], n_mels=ASR["nfilter"],
+            window_fn=_asr_window_tensor, power=2.0, center=True,
+            pad_mode="reflect", norm="slaney", mel_scale="slaney")
+
+    def __len__(self):
+        return len(self.files)
+
+    def load(self, path):
+        import torch
+        import torchaudio
+        if self.use_soundfile:
+            import soundfile
+            y, sr = soundfile.read(path, dtype="float32", always_2d=True)
+            return torch.from_numpy(y.T.copy()), sr
+        return torchaudio.load(path)
+
+    def __getitem__(self, i):
+        import torch
+        import torchaudio.functional as AF
+        wave, sr = self.load(self.files[i][0])
+        wave = wave.mean(dim=0)                             # downmix
+        if sr != ASR["sample_rate"]:
+            wave = AF.resample(wave, sr, ASR["sample_rate"])
+        wave = AF.preemphasis(wave, coeff=ASR["preemph"])
+        x = torch.log(torch.clamp(self.mel(wave), min=ASR["log_floor"]))
+        std, mean = torch.std_mean(x, dim=1, keepdim=True, correction=0)
+        x = (x - mean) / torch.where(std > 0, std, torch.ones_like(std))
+        return x, x.shape[1]
+
+
+def make_torchaudio(job: Job):
+    if job.workload not in AUDIO:
+        raise Unavailable(f"torchaudio has no {job.workload} pipeline (an audio library)")
+    try:
+        import torch  # noqa: F401
+        import torchaudio
+    except Exception as e:
+        raise Unavailable(f"not installable here: torchaudio does not import "
+                          f"({type(e).__name__}: {e}); pip install torchaudio") from None
+    use_soundfile, why = False, ""
+    try:
+        torchaudio.load(job.files[0][0])
+    except Exception as e:              # torchaudio >= 2.9 without TorchCodec, say
+        why = f"{type(e).__name__}: {e}".splitlines()[0][:120]
+        if importlib.util.find_spec("soundfile") is None:
+            raise Unavailable(f"torchaudio.load fails here ({why}) and soundfile is not "
+                              "installed (pip install soundfile)") from None
+        use_soundfile = True
+    decode = (f"soundfile decode (torchaudio.load fails here: {why})" if use_soundfile
+              else "torchaudio.load")
+    return (_dataloader_batches(_TorchaudioASR(job.files, use_soundfile), job, _collate_asr,
+                                _audio_worker_init),
+            f"torchaudio {torchaudio.__version__} in a DataLoader, {job.threads} worker processes: "
+            f"{decode}, functional.preemphasis(0.97), transforms.MelSpectrogram(n_fft=512, "
+            "win_length=320, hop_length=160, n_mels=64, DALI's Hann window, slaney mel), log, "
+            f"per-band normalize, pad to x16; {_where()}")
+
+
 # --------------------------------------------------------------------------- NVIDIA DALI
 
 def _dali_api():
@@ -469,9 +666,12 @@ CONTENDERS = {
     "torchvision": make_torchvision,
     "opencv": make_opencv,
     "torchvision-gpu": make_torchvision_gpu,
+    "librosa": make_librosa,
+    "torchaudio": make_torchaudio,
     "dali-cpu": make_dali_cpu,
     "dali-gpu": make_dali_gpu,
 }
 # Which stoker contender each is compared with in the table's ratio column.
-PLACEMENT = {"torchvision": "cpu", "opencv": "cpu", "dali-cpu": "cpu",
+PLACEMENT = {"torchvision": "cpu", "opencv": "cpu", "dali-cpu": "cpu", "librosa": "cpu",
+             "torchaudio": "cpu",
              "torchvision-gpu": "gpu", "dali-gpu": "gpu"}

@@ -38,7 +38,7 @@ import stoker_contender  # noqa: E402
 
 CONTENDERS = {**stoker_contender.CONTENDERS, **peers.CONTENDERS}
 PLACEMENT = {**stoker_contender.PLACEMENT, **peers.PLACEMENT}
-ORDER = ["stoker-cpu", "torchvision", "opencv", "dali-cpu",
+ORDER = ["stoker-cpu", "torchvision", "opencv", "librosa", "torchaudio", "dali-cpu",
          "stoker-gpu", "torchvision-gpu", "dali-gpu"]
 STOKER_FOR = {"cpu": "stoker-cpu", "gpu": "stoker-gpu"}
 
@@ -61,9 +61,12 @@ def _check_batch(workload: str, batch, batch_size: int) -> str | None:
     images = batch[0] if isinstance(batch, (tuple, list)) else batch
     n = _batch_len(batch)
     if n < 1 or n > batch_size:
-        return f"batch of {n} images, expected {batch_size}"
+        return f"batch of {n} {'utterances' if workload in peers.AUDIO else 'images'}, " \
+               f"expected {batch_size}"
     if workload == "decode":
         return None
+    if workload in peers.AUDIO:
+        return _check_asr(batch, n)
     if workload == "ssd":
         shapes = [tuple(x.shape) for x in batch]
         want = [(n, 3, 300, 300), (n, 8732, 4), (n, 8732)]
@@ -80,17 +83,55 @@ def _check_batch(workload: str, batch, batch_size: int) -> str | None:
     return None
 
 
+def _host_array(x):
+    """A batch output as one NumPy array: torch tensor (any device) or DALI-API TensorList."""
+    import numpy as np
+    if hasattr(x, "as_cpu"):                                     # TensorListGPU
+        x = x.as_cpu()
+    if hasattr(x, "as_tensor"):                                  # TensorListCPU
+        return np.array(x.as_tensor())
+    if hasattr(x, "cpu"):                                        # torch
+        return x.cpu().numpy()
+    return np.asarray(x)
+
+
+def _check_asr(batch, n: int) -> str | None:
+    """features float32 [n, 64, T] with T the longest utterance's frames rounded up to a
+    multiple of 16, finite; frame counts [n]."""
+    import numpy as np
+    feats, frames = _host_array(batch[0]), _host_array(batch[1]).reshape(-1)
+    bands, align = peers.ASR["nfilter"], peers.ASR["pad_align"]
+    if feats.ndim != 3 or feats.shape[:2] != (n, bands) or feats.dtype != np.float32:
+        return f"features of shape {feats.shape} and dtype {feats.dtype}, expected float32 " \
+               f"({n}, {bands}, T)"
+    if frames.shape != (n,) or frames.min() < 1:
+        return f"frame counts {frames.tolist()}, expected {n} positive counts"
+    want = -(-int(frames.max()) // align) * align
+    if feats.shape[2] != want:
+        return f"features padded to {feats.shape[2]} frames, expected {want} (the longest " \
+               f"utterance's {int(frames.max())} rounded up to a multiple of {align})"
+    if not np.isfinite(feats).all():
+        return "features with NaN or infinity"
+    return None
+
+
 def measure_one(spec: dict) -> dict:
     """Build one contender and time it. Never raises: failures become the row's status."""
     name, workload, threads = spec["contender"], spec["workload"], spec["threads"]
     row = {"contender": name, "workload": workload, "threads": threads,
            "placement": PLACEMENT[name], "status": "ok"}
-    ssd = workload == "ssd"
-    files = [] if ssd else make_dataset.list_images(spec["root"])
-    job = peers.Job(root=spec["ssd_root"] + "/images" if ssd else spec["root"], files=files,
+    ssd, asr = workload == "ssd", workload in peers.AUDIO
+    if asr:
+        root = spec["asr_root"]
+        files = make_dataset.list_audio(root)
+    else:
+        root = spec["ssd_root"] + "/images" if ssd else spec["root"]
+        files = [] if ssd else make_dataset.list_images(spec["root"])
+    job = peers.Job(root=root, files=files,
                     workload=workload, batch_size=spec["batch_size"], threads=threads,
                     seed=spec["seed"], train_recipe=spec.get("train_recipe", "decode_random_crop"),
-                    annotations=spec["ssd_root"] + "/instances.json" if ssd else "")
+                    annotations=spec["ssd_root"] + "/instances.json" if ssd else "",
+                    file_list=root + "/" + make_dataset.AUDIO_FILE_LIST if asr else "")
     if peers.cuda_available():
         import torch
         torch.cuda.init()     # every contender pays for a CUDA context; and sync_gpu works
@@ -245,9 +286,17 @@ def _gpu_mb(r):
     return None
 
 
+def table_unit(rows) -> str:
+    """The rate's unit in a table's header: "img" or "utt" (asr's utterances) where all its
+    rows count the same thing, else "item" (an image, or an utterance for asr)."""
+    units = {peers.unit(r["workload"]) for r in rows}
+    return units.pop() if len(units) == 1 else "item"
+
+
 def table(rows, markdown: bool) -> str:
-    head = ["workload", "threads", "contender", "img/s", "CPU ms/img", "cores busy",
-            "peak RSS MB", "PSS MB", "GPU MB", "stoker/it img/s", "stoker/it per CPU-s",
+    u = table_unit(rows)
+    head = ["workload", "threads", "contender", f"{u}/s", f"CPU ms/{u}", "cores busy",
+            "peak RSS MB", "PSS MB", "GPU MB", f"stoker/it {u}/s", "stoker/it per CPU-s",
             "status"]
     body = []
     for r in rows:
@@ -309,7 +358,8 @@ def _versions_and_gpu() -> dict:
              "opencv": ["opencv-python-headless", "opencv-python", "opencv-contrib-python"],
              "pillow": ["pillow", "Pillow"], "numpy": ["numpy"],
              "nvidia-dali": ["nvidia-dali-cuda130", "nvidia-dali-cuda120", "nvidia-dali-cuda110"],
-             "stoker": ["stoker"], "matplotlib": ["matplotlib"], "nvidia-ml-py": ["nvidia-ml-py"]}
+             "stoker": ["stoker"], "matplotlib": ["matplotlib"], "nvidia-ml-py": ["nvidia-ml-py"],
+             "torchaudio": ["torchaudio"], "librosa": ["librosa"], "soundfile": ["soundfile"]}
     versions = {}
     for key, names in dists.items():
         versions[key] = None
@@ -369,7 +419,7 @@ def plot(rows, path: Path) -> str:
                         linestyle="-" if PLACEMENT[name] == "cpu" else "--")
         ax.set_title(w)
         ax.set_xlabel("CPU threads (workers)")
-        ax.set_ylabel("images/s")
+        ax.set_ylabel("utterances/s" if w in peers.AUDIO else "images/s")
         ax.set_xscale("log", base=2)
         ticks = sorted({r["threads"] for r in rows})
         ax.set_xticks(ticks, [str(t) for t in ticks])
@@ -381,6 +431,16 @@ def plot(rows, path: Path) -> str:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return f"plot: {path}"
+
+
+def asr_dataset_line(a: dict) -> str:
+    fmts = ", ".join(f"{v} {k.upper()}" for k, v in a.get("formats", {}).items())
+    return (f"{a.get('n')} utterances ({a.get('utterances')} LibriSpeech utterances tiled: "
+            f"{fmts}), "
+            f"{a.get('sample_rate', 16000) / 1000:g} kHz mono, {a.get('min_s', 0):.2f}-"
+            f"{a.get('max_s', 0):.2f} s, mean {a.get('mean_s', 0):.2f} s "
+            f"({a.get('total_s', 0) / 60:.1f} min in all), mean {a.get('mean_kb', 0):.1f} KB "
+            f"({a.get('root')})")
 
 
 def write_reports(result: dict, out_dir: Path, stem: str) -> list[str]:
@@ -399,19 +459,28 @@ def write_reports(result: dict, out_dir: Path, stem: str) -> list[str]:
           f"{m.get('load_avg_at_start')}",
           f"- commit: {result['git']['commit']}"
           f"{' (dirty tree)' if result['git']['dirty'] else ''}",
-          f"- dataset: {d.get('n')} JPEGs, {d.get('classes')} classes, mean {d.get('mean_kb', 0):.1f} KB, "
-          f"mean {d.get('mean_width', 0):.0f}x{d.get('mean_height', 0):.0f}, {d.get('sources')}, "
-          f"seed {d.get('seed')} ({d.get('root')})",
+          *([f"- dataset: {d.get('n')} JPEGs, {d.get('classes')} classes, mean "
+             f"{d.get('mean_kb', 0):.1f} KB, mean {d.get('mean_width', 0):.0f}x"
+             f"{d.get('mean_height', 0):.0f}, {d.get('sources')}, seed {d.get('seed')} "
+             f"({d.get('root')})"] if "n" in d else []),
+          *([f"- ssd dataset: {d['ssd']['n']} COCO photos ({d['ssd'].get('photos')} real ones "
+             f"tiled), {d['ssd'].get('boxes')} boxes, mean {d['ssd'].get('mean_kb', 0):.1f} KB "
+             f"({d['ssd'].get('root')})"] if "ssd" in d else []),
+          *([f"- asr dataset: {asr_dataset_line(d['asr'])}"] if "asr" in d else []),
           f"- settings: batch {s['batch_size']}, {s['passes']} timed passes of "
           f"{s['batches_per_pass']} batches after {s['warmup_batches']} warm-up batches; "
-          f"median img/s; {'in-process' if s['in_process'] else 'one process per row'}",
+          f"median {table_unit(rows)}/s; "
+          f"{'in-process' if s['in_process'] else 'one process per row'}",
           "- versions: " + ", ".join(f"{k} {v}" for k, v in result["versions"].items() if v),
           *([f"- merged from {len(result['merged_from'])} runs: " + "; ".join(
               f"{m['date']} (load {m['load_avg_at_start']})" for m in result["merged_from"])]
             if result.get("merged_from") else []),
           "", table(rows, markdown=True), "",
+          *([f"{table_unit(rows)}: an image, or an utterance for asr.", ""]
+            if table_unit(rows) == "item" else []),
           "stoker/it: stoker's figure over the contender's, at the same workload and threads, "
-          "against stoker-cpu for CPU contenders and stoker-gpu for GPU ones (img/s: >1 means "
+          "against stoker-cpu for CPU contenders and stoker-gpu for GPU ones "
+          f"({table_unit(rows)}/s: >1 means "
           "stoker is faster; per CPU-s: >1 means stoker does more work per core-second).", "",
           "## Contenders", ""]
     seen = set()
@@ -469,11 +538,12 @@ def parse_args(argv):
     ap.add_argument("--data", help="ImageFolder-style JPEG folder (default: build one under "
                                    "bench/data/)")
     ap.add_argument("--n-images", type=int, default=None,
-                    help="images in the built dataset (default 1000; smoke 64)")
+                    help="images (asr: utterances) in the built dataset (default 1000; smoke 64)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--testdata", default=os.environ.get("STOKER_TESTDATA",
                                                          str(HERE.parent.parent / "shared" / "testdata")),
-                    help="the test data folder; the ssd workload tiles its coco/ photos")
+                    help="the test data folder; the ssd workload tiles its coco/ photos, the asr "
+                         "workload its audio/{wav,flac,ogg} utterances")
     ap.add_argument("--batch-size", type=int, default=None, help="default 64; smoke 8")
     ap.add_argument("--workloads", default="train,eval,decode")
     ap.add_argument("--contenders", default=",".join(ORDER),
@@ -526,6 +596,7 @@ def parse_args(argv):
         a.threads = ",".join(map(str, ts))
     a.threads = [int(t) for t in str(a.threads).split(",") if t.strip()]
     a.workloads = [w.strip() for w in a.workloads.split(",") if w.strip()]
+    a.contenders_named = a.contenders != ap.get_default("contenders")
     a.contenders = [c.strip() for c in a.contenders.split(",") if c.strip()]
     for w in a.workloads:
         if w not in peers.WORKLOADS:
@@ -562,7 +633,7 @@ def main(argv=None) -> int:
             sizes = [os.path.getsize(f) for f, _ in files]
             dataset.update(n=len(files), mean_kb=statistics.fmean(sizes) / 1024,
                            classes=len({lab for _, lab in files}), sources="user folder")
-    elif [w for w in a.workloads if w != "ssd"]:
+    elif [w for w in a.workloads if w != "ssd" and w not in peers.AUDIO]:
         root = HERE / "data" / f"imagenet-like-{a.n_images}-s{a.seed}"
         dataset = make_dataset.load_or_make(root, a.n_images, seed=a.seed)
     else:
@@ -579,8 +650,20 @@ def main(argv=None) -> int:
                 return 2
             print(f"note: the ssd workload is left out: {e}", file=sys.stderr)
             a.workloads.remove("ssd")
+    asr_root = None
+    if "asr" in a.workloads:
+        asr_root = HERE / "data" / f"librispeech-tiled-{a.n_images}"
+        try:
+            dataset["asr"] = make_dataset.make_audio_dataset(asr_root, a.n_images,
+                                                             Path(a.testdata) / "audio")
+        except (OSError, ValueError) as e:
+            if a.workloads == ["asr"]:
+                print(f"asr workload: {e}", file=sys.stderr)
+                return 2
+            print(f"note: the asr workload is left out: {e}", file=sys.stderr)
+            a.workloads.remove("asr")
     n_files = dataset.get("n") or dataset.get("ssd", {}).get("n") or \
-        len(make_dataset.list_images(root))
+        dataset.get("asr", {}).get("n") or len(make_dataset.list_images(root))
 
     info = _versions_and_gpu()
     result = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
@@ -606,16 +689,19 @@ def main(argv=None) -> int:
     log_path = out_dir / f"{stem}.log"
     rows = result["rows"]
     unavailable = {}          # (contender, workload) -> reason: not retried at other settings
+    named = a.contenders_named    # else contenders with no pipeline for a workload are skipped
     with open(log_path, "w") as log:
         for threads in a.threads:
             for workload in a.workloads:
-                for name in [c for c in ORDER if c in a.contenders]:
+                for name in [c for c in ORDER if c in a.contenders
+                             and (named or peers.applies(c, workload))]:
                     if (name, workload) in unavailable:
                         rows.append({**_row_stub({"contender": name, "workload": workload,
                                                   "threads": threads}),
                                      "status": unavailable[name, workload]})
                         continue
                     spec = {"root": str(root), "ssd_root": str(ssd_root),
+                            "asr_root": str(asr_root),
                             "contender": name, "workload": workload,
                             "threads": threads, "batch_size": a.batch_size, "seed": a.seed,
                             "passes": a.passes, "train_recipe": a.train_recipe,
@@ -633,8 +719,9 @@ def main(argv=None) -> int:
                         unavailable[name, workload] = row["status"]
                     rows.append(row)
                     status = row.get("status")
-                    figs = (f"{row['images_per_s']:.0f} img/s, "
-                            f"{row['cpu_s_per_image'] * 1e3:.2f} CPU ms/img"
+                    u = peers.unit(workload)
+                    figs = (f"{row['images_per_s']:.0f} {u}/s, "
+                            f"{row['cpu_s_per_image'] * 1e3:.2f} CPU ms/{u}"
                             if status == "ok" else status)
                     print(f"  {workload:6s} t={threads:<3d} {name:16s} {figs} "
                           f"({time.time() - t0:.1f} s)", flush=True)
@@ -646,6 +733,8 @@ def main(argv=None) -> int:
     print()
     for d in [dataset] * ("n" in dataset) + [dataset.get("ssd", {})] * ("ssd" in dataset):
         print(f"dataset: {d['n']} JPEGs, mean {d['mean_kb']:.1f} KB ({d.get('root', root)})")
+    if "asr" in dataset:
+        print(f"asr dataset: {asr_dataset_line(dataset['asr'])}")
     print(f"batch {a.batch_size}; machine: "
           f"{result['machine'].get('cpus_usable')} CPUs, GPU: "
           f"{result['machine'].get('gpu') or 'none'}; commit {result['git']['commit'][:12]}")

@@ -20,6 +20,13 @@ Pipelines (outputs ready for a model: on cuda:0 where there is a GPU, else in ho
   ssd     examples/ssd300.py's SSD300 graph (readers.coco, random_bbox_crop, decoders.image_slice,
           resize 300x300, hsv + brightness_contrast, crop_mirror_normalize with bb_flip,
           box_encoder), batches through the framework's GenericIterator.
+  asr     DALI's speech examples' preprocessing (Jasper / QuartzNet): readers.file(file_list)
+          -> decoders.audio(16 kHz, float, downmix) -> preemphasis_filter(0.97) -> spectrogram
+          (nfft 512, window 320, step 160) -> mel_filter_bank(64, 16 kHz) -> to_decibels
+          (multiplier ln 10, reference 1, cutoff ln 1e-20: the natural log) -> normalize(axes=[1])
+          -> pad(axes=(1,), align=16); features and frame counts through the GenericIterator.
+          decoders.audio is CPU-only in DALI: "gpu" decodes on the CPU, then .gpu() and the
+          spectral operators on the GPU.
 "cpu" decodes with device="cpu"; on a machine with a GPU its outputs are moved to the GPU by
 ``.gpu()`` at the end of the pipeline (the DataLoader contenders pay the same copy). "gpu"
 decodes with device="mixed" (nvJPEG) and runs the rest on the GPU.
@@ -32,7 +39,8 @@ import os
 import sys
 from pathlib import Path
 
-from peers import AUTO_AUG, CROP, MEAN, RESIZE_SHORTER, STD, TRAINING, Job, Unavailable, cuda_available
+from peers import (ASR, AUDIO, AUTO_AUG, CROP, MEAN, RESIZE_SHORTER, STD, TRAINING, Job,
+                   Unavailable, cuda_available)
 
 
 def dali_api_batches(api: dict, job: Job, device: str):
@@ -45,6 +53,8 @@ def dali_api_batches(api: dict, job: Job, device: str):
     decoder_device = "mixed" if gpu else "cpu"
     if job.workload == "ssd":
         return _ssd_batches(api, job, device)
+    if job.workload in AUDIO:
+        return _asr_batches(api, job, device)
     mean = [m * 255 for m in MEAN]
     std = [s * 255 for s in STD]
 
@@ -164,6 +174,72 @@ def _ssd_batches(api: dict, job: Job, device: str):
         ("CPU, then .gpu()" if to_cuda else "CPU")
     return gen(), (f"{api['name']} SSD300 pipeline (examples/ssd300.py), num_threads="
                    f"{max(1, job.threads)} ({where}); torch tensors from its GenericIterator")
+
+
+def asr_graph(fn, types, root: str, file_list: str, device: str = "cpu", shuffle: bool = True):
+    """DALI's speech examples' preprocessing as a graph of DALI's API: (features, frame counts).
+    features: float32 [64, T] per utterance ("ft"), T padded over the batch to a multiple of 16;
+    frame counts: the utterance's frames before padding (int64)."""
+    import numpy as np
+    encoded, _ = fn.readers.file(file_root=root, file_list=file_list, random_shuffle=shuffle,
+                                 name="Reader")
+    audio, _ = fn.decoders.audio(encoded, dtype=types.FLOAT, downmix=True,
+                                 sample_rate=ASR["sample_rate"])
+    # The frames the spectrogram makes of each utterance (center_windows: n // step + 1),
+    # counted on the CPU: shapes are metadata, read before the data moves to the GPU.
+    frames = audio.shape()[0] // ASR["window_step"] + 1
+    if device == "gpu":
+        audio = audio.gpu()
+    audio = fn.preemphasis_filter(audio, preemph_coeff=ASR["preemph"])
+    spec = fn.spectrogram(audio, nfft=ASR["nfft"], window_length=ASR["window_length"],
+                          window_step=ASR["window_step"])
+    mel = fn.mel_filter_bank(spec, sample_rate=ASR["sample_rate"], nfilter=ASR["nfilter"])
+    logmel = fn.to_decibels(mel, multiplier=np.log(10), reference=1.0,
+                            cutoff_db=np.log(ASR["log_floor"]))
+    features = fn.normalize(logmel, axes=[1])
+    features = fn.pad(features, axes=(1,), align=ASR["pad_align"])
+    return features, frames
+
+
+def _asr_batches(api: dict, job: Job, device: str):
+    fn, types = api["fn"], api["types"]
+    to_cuda = cuda_available()
+
+    @api["pipeline_def"](batch_size=job.batch_size, num_threads=max(1, job.threads),
+                         device_id=0 if to_cuda else None, seed=job.seed,
+                         prefetch_queue_depth=2)
+    def pipe():
+        features, frames = asr_graph(fn, types, job.root, job.file_list, device=device,
+                                     shuffle=job.workload in TRAINING)
+        return (features.gpu() if to_cuda and device != "gpu" else features), frames
+
+    p = pipe()
+    p.build()
+    if os.environ.get("STOKER_BENCH_PROFILE") and hasattr(p, "profile_report"):
+        atexit.register(lambda: print(p.profile_report(), file=sys.stderr, flush=True))
+    iterator = api.get("generic_iterator")
+    if iterator is not None:
+        it = iterator(p, ["features", "frames"], reader_name="Reader", auto_reset=True,
+                      last_batch_policy=api["last_batch_policy"].DROP)
+
+        def gen():
+            while True:
+                for out in it:
+                    yield out[0]["features"], out[0]["frames"]
+        how = "torch tensors from its GenericIterator"
+    else:
+        def gen():
+            while True:
+                yield p.run()
+        how = "pipe.run() outputs (a TensorList per output)"
+    where = ("decoders.audio on the CPU, then .gpu(): preemphasis, spectrogram, mel, log, "
+             "normalize and pad on the GPU" if device == "gpu" else
+             "CPU, then .gpu()" if to_cuda else "CPU")
+    return gen(), (f"{api['name']} ASR pipeline (DALI's Jasper/QuartzNet preprocessing), "
+                   f"num_threads={max(1, job.threads)} ({where}): decoders.audio(16 kHz, float, "
+                   "downmix), preemphasis_filter(0.97), spectrogram(512, 320, 160), "
+                   "mel_filter_bank(64), to_decibels(natural log), normalize(axes=[1]), "
+                   f"pad(align=16); {how}")
 
 
 _REPO_PYTHON = Path(__file__).resolve().parent.parent / "python"
