@@ -9,6 +9,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "core/dtype.h"
@@ -34,7 +35,18 @@ struct AudioLimits {
 bool sndfile_built_in();
 bool soxr_built_in();
 
-AudioInfo peek(const uint8_t* data, size_t size, const AudioLimits& limits = {});
+// A sample's decoder left open from peek() to decode(), so that libsndfile parses the header
+// once, not twice (for Ogg Vorbis that is a page chain and the codebooks: half the cost of
+// decoding a short utterance). It reads the sample's bytes, which must outlive it.
+class OpenAudio;
+struct OpenAudioDeleter {
+  void operator()(OpenAudio* a) const;
+};
+using OpenAudioPtr = std::unique_ptr<OpenAudio, OpenAudioDeleter>;
+
+// With `keep`, the open decoder is handed over there for decode().
+AudioInfo peek(const uint8_t* data, size_t size, const AudioLimits& limits = {},
+               OpenAudioPtr* keep = nullptr);
 
 // How to decode: to `dtype` (kInt16, kInt32 or kFloat32), mixed down to one channel, and
 // resampled to `sample_rate` (<= 0 or equal to the file's: kept).
@@ -57,8 +69,9 @@ int64_t decoded_frames(const AudioInfo& info, const DecodeParams& params);
 //    / _float), as DALI does; float data read as integers saturates (DALI wraps around).
 //  - Downmix or resampling: decoded as float, mixed as the mean of the channels (in float),
 //    resampled (libsoxr), then converted as DALI converts: round(v * max) saturated.
+// `opened`: peek()'s open decoder of these bytes, not read from yet (else they are opened again).
 void decode(const uint8_t* data, size_t size, const AudioInfo& info, const DecodeParams& params,
-            void* out);
+            void* out, OpenAudioPtr opened = nullptr);
 
 // ---- resampling (libsoxr)
 

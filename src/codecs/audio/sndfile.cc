@@ -39,8 +39,12 @@ bool sndfile_built_in() { return false; }
        "stoker was built without libsndfile, so it cannot decode audio; install libsndfile1-dev "
        "and rebuild");
 }
-AudioInfo peek(const uint8_t*, size_t, const AudioLimits&) { fail_no_sndfile(); }
-void decode(const uint8_t*, size_t, const AudioInfo&, const DecodeParams&, void*) { fail_no_sndfile(); }
+class OpenAudio {};
+void OpenAudioDeleter::operator()(OpenAudio* a) const { delete a; }
+AudioInfo peek(const uint8_t*, size_t, const AudioLimits&, OpenAudioPtr*) { fail_no_sndfile(); }
+void decode(const uint8_t*, size_t, const AudioInfo&, const DecodeParams&, void*, OpenAudioPtr) {
+  fail_no_sndfile();
+}
 
 #else  // STOKER_WITH_SNDFILE
 
@@ -171,17 +175,36 @@ void check_read(sf_count_t got, const AudioInfo& info) {
 
 }  // namespace
 
-AudioInfo peek(const uint8_t* data, size_t size, const AudioLimits& limits) {
-  Handle h(data, size);
-  return check_info(h.info(), size, limits);
+class OpenAudio {
+ public:
+  OpenAudio(const uint8_t* data, size_t size) : handle(data, size) {}
+  Handle handle;
+};
+void OpenAudioDeleter::operator()(OpenAudio* a) const { delete a; }
+
+namespace {
+
+// A decoder of these bytes: the one peek() kept, else a new one.
+Handle& open_for_decode(const uint8_t* data, size_t size, OpenAudioPtr& opened) {
+  if (!opened) opened.reset(new OpenAudio(data, size));
+  return opened->handle;
+}
+
+}  // namespace
+
+AudioInfo peek(const uint8_t* data, size_t size, const AudioLimits& limits, OpenAudioPtr* keep) {
+  OpenAudioPtr a(new OpenAudio(data, size));
+  AudioInfo info = check_info(a->handle.info(), size, limits);
+  if (keep) *keep = std::move(a);
+  return info;
 }
 
 void decode(const uint8_t* data, size_t size, const AudioInfo& info, const DecodeParams& p,
-            void* out) {
+            void* out, OpenAudioPtr opened) {
   if (p.dtype != DType::kInt16 && p.dtype != DType::kInt32 && p.dtype != DType::kFloat32)
     fail(ErrorKind::kInvalidArgument, std::string("audio decodes to int16, int32 or float32, not ") +
                                           dtype_name(p.dtype));
-  Handle h(data, size);
+  Handle& h = open_for_decode(data, size, opened);
   const SF_INFO& sf = h.info();
   if (sf.frames < p.offset + info.frames || p.offset < 0 || sf.channels != info.channels ||
       sf.samplerate != info.sample_rate)

@@ -7,6 +7,7 @@
 // Where stoker differs: a sample_rate <= 0 is an error (DALI outputs the audio unchanged and
 // reports the rate given), and float data read as integers saturates (DALI wraps around).
 #include <cmath>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,8 +43,22 @@ class AudioDecoder : public Operator {
                                    "fn.readers.file.");
     const size_t n = in.size();
     infos_.assign(n, {});
+    opened_.clear();
+    opened_.resize(n);
     params_of_.assign(n, params_);
     OutputDesc audio{params_.dtype, "", {}}, rate{DType::kFloat32, "", {}};
+    // The headers, read on the worker threads (libsndfile parses a whole Ogg page chain to count
+    // frames: on one thread this stage would keep the workers waiting); errors are handled in
+    // sample order below.
+    std::vector<std::exception_ptr> peek_errors(n);
+    ws.thread_pool->parallel_for(static_cast<int64_t>(n), [&](int64_t i, int) {
+      if (in.shape(i).size() != 1) return;
+      try {
+        infos_[i] = codecs::audio::peek(in.data<uint8_t>(i), in.sample_bytes(i), {}, &opened_[i]);
+      } catch (...) {
+        peek_errors[i] = std::current_exception();
+      }
+    });
     for (size_t i = 0; i < n; ++i) {
       if (in.shape(i).size() != 1)
         spec_.arg_error("input", "must be 1-D encoded bytes, but sample " + std::to_string(i) +
@@ -60,13 +75,14 @@ class AudioDecoder : public Operator {
       }
       Shape shape;
       try {
-        infos_[i] = codecs::audio::peek(in.data<uint8_t>(i), in.sample_bytes(i));
+        if (peek_errors[i]) std::rethrow_exception(peek_errors[i]);
         const int64_t frames = codecs::audio::decoded_frames(infos_[i], params_of_[i]);
         shape = params_.downmix ? Shape{frames} : Shape{frames, infos_[i].channels};
       } catch (const Error& e) {
         if (e.kind() == ErrorKind::kInternal || !ws.report_bad_sample(i, in[i].source, e.what()))
           throw sample_error(e, in, i);
         infos_[i] = {};  // skipped: the iteration restarts without it
+        opened_[i].reset();
         shape = params_.downmix ? Shape{0} : Shape{0, 1};
       }
       audio.shapes.push_back(shape);
@@ -82,7 +98,8 @@ class AudioDecoder : public Operator {
     *ws.output(1).data<float>(i) =
         p.sample_rate > 0 ? static_cast<float>(p.sample_rate) : static_cast<float>(info.sample_rate);
     if (info.channels == 0) return;  // skipped at setup
-    codecs::audio::decode(in.data<uint8_t>(i), in.sample_bytes(i), info, p, ws.output(0)[i].data);
+    codecs::audio::decode(in.data<uint8_t>(i), in.sample_bytes(i), info, p, ws.output(0)[i].data,
+                          std::move(opened_[i]));
   }
 
  private:
@@ -100,6 +117,7 @@ class AudioDecoder : public Operator {
 
   codecs::audio::DecodeParams params_;
   std::vector<codecs::audio::AudioInfo> infos_;
+  std::vector<codecs::audio::OpenAudioPtr> opened_;  // peek()'s open decoders, handed to decode()
   std::vector<codecs::audio::DecodeParams> params_of_;
 };
 
