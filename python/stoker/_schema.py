@@ -67,6 +67,7 @@ _ADAPTERS = {
     "readers.caffe2": _caffe2_outputs,
     "readers.coco": _coco_outputs,
     "readers.nemo_asr": _nemo_asr_outputs,
+    "readers.video": "stoker._video:_adapt_video_reader",
     "segmentation.random_object_bbox": _random_object_bbox_outputs,
     "element_extract": _one_output_per("element_map"),
     "external_source": "stoker.external_source:_adapt",

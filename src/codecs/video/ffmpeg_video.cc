@@ -1,0 +1,489 @@
+#include "codecs/video/video_codec.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include "core/error.h"
+
+#if STOKER_WITH_FFMPEG
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+}
+#endif
+
+namespace stoker::codecs::video {
+
+std::string without_ffmpeg_message(const std::string& op) {
+  return op + ": stoker was built without FFmpeg; install libavformat-dev libavcodec-dev "
+              "libswscale-dev and rebuild";
+}
+
+#if STOKER_WITH_FFMPEG
+
+bool built_with_ffmpeg() { return true; }
+
+namespace {
+
+// Pixel sizes past this are refused before anything is allocated (a header may lie).
+constexpr int64_t kMaxFramePixels = int64_t{1} << 27;
+
+std::string av_error(int err) {
+  char buf[AV_ERROR_MAX_STRING_SIZE] = {0};
+  av_strerror(err, buf, sizeof(buf));
+  return buf;
+}
+
+[[noreturn]] void decode_fail(const std::string& what) { throw Error(ErrorKind::kDecode, what); }
+
+void quiet_ffmpeg() {
+  static std::once_flag once;
+  std::call_once(once, [] { av_log_set_level(AV_LOG_QUIET); });
+}
+
+struct MemorySource {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  size_t pos = 0;
+};
+
+int memory_read(void* opaque, uint8_t* buf, int buf_size) {
+  auto* m = static_cast<MemorySource*>(opaque);
+  size_t n = std::min(static_cast<size_t>(buf_size), m->size - m->pos);
+  if (n == 0) return AVERROR_EOF;
+  std::memcpy(buf, m->data + m->pos, n);
+  m->pos += n;
+  return static_cast<int>(n);
+}
+
+int64_t memory_seek(void* opaque, int64_t offset, int whence) {
+  auto* m = static_cast<MemorySource*>(opaque);
+  int64_t base = 0;
+  switch (whence & ~AVSEEK_FORCE) {
+    case AVSEEK_SIZE: return static_cast<int64_t>(m->size);
+    case SEEK_SET: base = 0; break;
+    case SEEK_CUR: base = static_cast<int64_t>(m->pos); break;
+    case SEEK_END: base = static_cast<int64_t>(m->size); break;
+    default: return AVERROR(EINVAL);
+  }
+  int64_t p = base + offset;
+  if (p < 0 || p > static_cast<int64_t>(m->size)) return AVERROR(EINVAL);
+  m->pos = static_cast<size_t>(p);
+  return p;
+}
+
+bool is_jpeg_range_format(AVPixelFormat f) {
+  return f == AV_PIX_FMT_YUVJ420P || f == AV_PIX_FMT_YUVJ422P || f == AV_PIX_FMT_YUVJ444P ||
+         f == AV_PIX_FMT_YUVJ440P || f == AV_PIX_FMT_YUVJ411P;
+}
+
+class FfmpegVideo final : public VideoFile {
+ public:
+  ~FfmpegVideo() override {
+    if (sws_) sws_freeContext(sws_);
+    av_frame_free(&frame_);
+    av_packet_free(&packet_);
+    avcodec_free_context(&dec_);
+    if (fmt_) {
+      AVIOContext* pb = custom_io_ ? fmt_->pb : nullptr;
+      avformat_close_input(&fmt_);
+      if (pb) {
+        av_freep(&pb->buffer);
+        avio_context_free(&pb);
+      }
+    }
+  }
+
+  void open(const std::string* path, const uint8_t* data, size_t size, const VideoInfo* index) {
+    quiet_ffmpeg();
+    fmt_ = avformat_alloc_context();
+    if (!fmt_) throw Error(ErrorKind::kOutOfMemory, "cannot allocate a demuxer");
+    if (!path) {
+      mem_ = MemorySource{data, size, 0};
+      auto* buf = static_cast<uint8_t*>(av_malloc(kIoBuffer));
+      AVIOContext* pb = buf ? avio_alloc_context(buf, kIoBuffer, 0, &mem_, memory_read, nullptr,
+                                                 memory_seek)
+                            : nullptr;
+      if (!pb) {
+        av_free(buf);
+        avformat_free_context(fmt_);
+        fmt_ = nullptr;
+        throw Error(ErrorKind::kOutOfMemory, "cannot allocate a demuxer");
+      }
+      fmt_->pb = pb;
+      fmt_->flags |= AVFMT_FLAG_CUSTOM_IO;
+      custom_io_ = true;
+    }
+    AVIOContext* pb = custom_io_ ? fmt_->pb : nullptr;
+    int ret = avformat_open_input(&fmt_, path ? path->c_str() : nullptr, nullptr, nullptr);
+    if (ret < 0) {  // fmt_ is freed by avformat_open_input; the custom AVIOContext is ours
+      fmt_ = nullptr;
+      if (pb) {
+        av_freep(&pb->buffer);
+        avio_context_free(&pb);
+      }
+      decode_fail("not a video container FFmpeg can read (" + av_error(ret) + ")");
+    }
+    // A header claiming huge frames is refused before any frame is read.
+    for (unsigned i = 0; i < fmt_->nb_streams; ++i) {
+      const AVCodecParameters* p = fmt_->streams[i]->codecpar;
+      if (p->codec_type == AVMEDIA_TYPE_VIDEO) check_size(p->width, p->height);
+    }
+    ret = avformat_find_stream_info(fmt_, nullptr);
+    if (ret < 0) decode_fail("cannot read the streams of the video (" + av_error(ret) + ")");
+    stream_ = av_find_best_stream(fmt_, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+    if (stream_ < 0) decode_fail("the file holds no video stream with frames");
+    AVStream* st = fmt_->streams[stream_];
+    const AVCodecParameters* par = st->codecpar;
+    info_.codec = avcodec_get_name(par->codec_id);
+    codec_ = avcodec_find_decoder(par->codec_id);
+    if (!codec_)
+      throw Error(ErrorKind::kUnsupported,
+                  "the video codec '" + info_.codec +
+                      "' has no software decoder in the FFmpeg stoker was built with");
+    info_.width = par->width;
+    info_.height = par->height;
+    if (info_.width <= 0 || info_.height <= 0)
+      decode_fail("the video stream has no frame size (" + std::to_string(info_.width) + "x" +
+                  std::to_string(info_.height) + ")");
+    check_size(info_.width, info_.height);
+    info_.time_base_num = st->time_base.num;
+    info_.time_base_den = st->time_base.den;
+    if (st->avg_frame_rate.num > 0 && st->avg_frame_rate.den > 0) info_.fps = av_q2d(st->avg_frame_rate);
+    if (index) {  // the file was indexed before: no second scan
+      info_ = *index;
+      last_decoded_ = -1;
+    } else {
+      build_index(st);
+    }
+    open_decoder(par);
+  }
+
+  const VideoInfo& info() const override { return info_; }
+
+  void decode(int64_t first, int64_t count, int64_t stride, ColorFormat color,
+              uint8_t* out) override {
+    const int64_t n = info_.num_frames();
+    if (count <= 0) return;
+    if (first < 0 || stride <= 0 || first + (count - 1) * stride >= n)
+      throw Error(ErrorKind::kInvalidArgument,
+                  "frames " + std::to_string(first) + " to " +
+                      std::to_string(first + (count - 1) * stride) + " asked of a video of " +
+                      std::to_string(n) + " frames");
+    int64_t key = first;
+    while (key > 0 && !info_.frames[key].key) --key;
+    bool from_start = false;
+    if (!(last_decoded_ >= 0 && first > last_decoded_ && key <= last_decoded_ + 1)) {
+      seek(key);
+      from_start = key == 0;
+    }
+    const size_t frame_bytes = static_cast<size_t>(info_.width) * info_.height * 3;
+    int64_t want = 0;  // the next of the `count` frames to fill
+    bool eof = false;
+    try {
+      while (want < count) {
+        int ret = avcodec_receive_frame(dec_, frame_);
+        if (ret == 0) {
+          check_frame();
+          int64_t pts = frame_->best_effort_timestamp;
+          if (pts == AV_NOPTS_VALUE) pts = frame_->pts;
+          const int64_t target = first + want * stride;
+          const int64_t target_pts = info_.frames[target].pts;
+          if (pts == target_pts) {
+            convert(color, out + static_cast<size_t>(want) * frame_bytes, target);
+            last_decoded_ = target;
+            ++want;
+          } else if (pts > target_pts) {
+            // The frame was not produced from this keyframe (an open GOP): start over from the
+            // beginning of the stream, once.
+            if (from_start)
+              decode_fail("frame " + std::to_string(target) + " (pts " +
+                          std::to_string(target_pts) + ") was not produced by the decoder");
+            seek(0);
+            from_start = true;
+            eof = false;
+          } else {
+            auto it = std::lower_bound(
+                info_.frames.begin(), info_.frames.end(), pts,
+                [](const FrameEntry& f, int64_t p) { return f.pts < p; });
+            if (it != info_.frames.end() && it->pts == pts)
+              last_decoded_ = it - info_.frames.begin();
+          }
+          av_frame_unref(frame_);
+          continue;
+        }
+        if (ret == AVERROR_EOF)
+          decode_fail("the stream ends before frame " + std::to_string(first + want * stride) +
+                      " of " + std::to_string(n) + " could be decoded");
+        if (ret != AVERROR(EAGAIN))
+          decode_fail("cannot decode frame " + std::to_string(first + want * stride) + " (" +
+                      av_error(ret) + ")");
+        if (eof) decode_fail("the decoder stopped before frame " +
+                             std::to_string(first + want * stride));
+        // The decoder wants input.
+        for (;;) {
+          ret = av_read_frame(fmt_, packet_);
+          if (ret < 0) {
+            if (ret != AVERROR_EOF)
+              decode_fail("cannot read the packet of frame " +
+                          std::to_string(first + want * stride) + " (" + av_error(ret) + ")");
+            eof = true;
+            ret = avcodec_send_packet(dec_, nullptr);
+            if (ret < 0 && ret != AVERROR_EOF)
+              decode_fail("cannot decode frame " + std::to_string(first + want * stride) +
+                          " (" + av_error(ret) + ")");
+            break;
+          }
+          if (packet_->stream_index != stream_) {
+            av_packet_unref(packet_);
+            continue;
+          }
+          ret = avcodec_send_packet(dec_, packet_);
+          av_packet_unref(packet_);
+          if (ret < 0 && ret != AVERROR(EAGAIN))
+            decode_fail("damaged data on the way to frame " +
+                        std::to_string(first + want * stride) + " (" + av_error(ret) + ")");
+          break;
+        }
+        if (eof) {
+          // Drain: receive until EOF.
+          eof = true;
+          int r;
+          while (want < count && (r = avcodec_receive_frame(dec_, frame_)) == 0) {
+            check_frame();
+            int64_t pts = frame_->best_effort_timestamp;
+            if (pts == AV_NOPTS_VALUE) pts = frame_->pts;
+            const int64_t target = first + want * stride;
+            if (pts == info_.frames[target].pts) {
+              convert(color, out + static_cast<size_t>(want) * frame_bytes, target);
+              last_decoded_ = target;
+              ++want;
+            } else if (pts > info_.frames[target].pts) {
+              av_frame_unref(frame_);
+              decode_fail("frame " + std::to_string(target) + " was not produced by the decoder");
+            }
+            av_frame_unref(frame_);
+          }
+          if (want < count)
+            decode_fail("the stream ends before frame " + std::to_string(first + want * stride) +
+                        " of " + std::to_string(n) + " could be decoded");
+          last_decoded_ = -1;  // the decoder is drained: the next call must seek
+        }
+      }
+    } catch (...) {
+      last_decoded_ = -1;
+      av_frame_unref(frame_);
+      throw;
+    }
+  }
+
+ private:
+  static constexpr int kIoBuffer = 1 << 16;
+
+  void build_index(AVStream* st) {
+    AVPacket* pkt = av_packet_alloc();
+    if (!pkt) throw Error(ErrorKind::kOutOfMemory, "cannot allocate a packet");
+    int ret;
+    int64_t first_duration = 0;
+    int64_t counter = 0;
+    while ((ret = av_read_frame(fmt_, pkt)) >= 0) {
+      if (pkt->stream_index == stream_) {
+        if (pkt->flags & AV_PKT_FLAG_CORRUPT) {
+          av_packet_free(&pkt);
+          decode_fail("packet " + std::to_string(counter) + " of the video stream is corrupt");
+        }
+        int64_t pts = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
+        if (pts == AV_NOPTS_VALUE) pts = counter;
+        if (counter == 0) first_duration = pkt->duration;
+        info_.frames.push_back({pts, (pkt->flags & AV_PKT_FLAG_KEY) != 0});
+        ++counter;
+      }
+      av_packet_unref(pkt);
+    }
+    av_packet_free(&pkt);
+    if (ret != AVERROR_EOF) decode_fail("cannot read the video stream (" + av_error(ret) + ")");
+    if (info_.frames.empty()) decode_fail("the video stream has no frames");
+    if (st->nb_frames > 0 && counter < st->nb_frames)
+      decode_fail("the video is truncated: its container lists " + std::to_string(st->nb_frames) +
+                  " frames but only " + std::to_string(counter) + " could be read");
+    // Containers without a frame count (Matroska/WebM) still give a duration: far fewer packets
+    // than it promises means the file was cut or its structure is damaged.
+    if (st->nb_frames <= 0 && info_.fps > 0) {
+      double seconds = 0;
+      if (st->duration != AV_NOPTS_VALUE && st->duration > 0)
+        seconds = static_cast<double>(st->duration) * info_.time_base_num / info_.time_base_den;
+      else if (fmt_->duration != AV_NOPTS_VALUE && fmt_->duration > 0)
+        seconds = static_cast<double>(fmt_->duration) / AV_TIME_BASE;
+      const double expected = seconds * info_.fps;
+      if (static_cast<double>(counter) < 0.9 * expected - 2)
+        decode_fail("the video is truncated or damaged: its container says it lasts " +
+                    std::to_string(seconds).substr(0, std::to_string(seconds).find('.') + 4) +
+                    " s (about " + std::to_string(static_cast<int64_t>(expected + 0.5)) +
+                    " frames) but only " + std::to_string(counter) + " frames could be read");
+    }
+    std::stable_sort(info_.frames.begin(), info_.frames.end(),
+                     [](const FrameEntry& a, const FrameEntry& b) { return a.pts < b.pts; });
+    for (size_t i = 1; i < info_.frames.size(); ++i)
+      if (info_.frames[i].pts == info_.frames[i - 1].pts)
+        decode_fail("frames " + std::to_string(i - 1) + " and " + std::to_string(i) +
+                    " of the video stream have the same timestamp");
+    info_.frames.front().key = true;  // decoding starts at the stream's start anyway
+    if (info_.fps > 0 && first_duration > 0) {
+      double d = static_cast<double>(first_duration) * info_.time_base_num / info_.time_base_den;
+      info_.variable_frame_rate = std::abs(d * info_.fps - 1.0) > 1e-3;
+    }
+    last_decoded_ = -1;
+  }
+
+  void open_decoder(const AVCodecParameters* par) {
+    dec_ = avcodec_alloc_context3(codec_);
+    frame_ = av_frame_alloc();
+    packet_ = av_packet_alloc();
+    if (!dec_ || !frame_ || !packet_) throw Error(ErrorKind::kOutOfMemory, "cannot allocate a decoder");
+    int ret = avcodec_parameters_to_context(dec_, par);
+    if (ret < 0) decode_fail("cannot set up the '" + info_.codec + "' decoder (" + av_error(ret) + ")");
+    dec_->thread_count = 1;
+    dec_->pkt_timebase = fmt_->streams[stream_]->time_base;
+    ret = avcodec_open2(dec_, codec_, nullptr);
+    if (ret < 0)
+      throw Error(ErrorKind::kUnsupported, "cannot open the '" + info_.codec + "' decoder (" +
+                                               av_error(ret) + ")");
+  }
+
+  static void check_size(int64_t w, int64_t h) {
+    if (w * h > kMaxFramePixels)
+      decode_fail("the frames are " + std::to_string(w) + "x" + std::to_string(h) +
+                  " pixels, more than stoker's limit of " + std::to_string(kMaxFramePixels) +
+                  " pixels per frame");
+  }
+
+  // The decoders conceal damaged data; a frame they had to patch up is an error here.
+  void check_frame() {
+    if (frame_->decode_error_flags == 0 && !(frame_->flags & AV_FRAME_FLAG_CORRUPT)) return;
+    int64_t pts = frame_->best_effort_timestamp;
+    av_frame_unref(frame_);
+    auto it = std::lower_bound(info_.frames.begin(), info_.frames.end(), pts,
+                               [](const FrameEntry& f, int64_t p) { return f.pts < p; });
+    std::string which = it != info_.frames.end() && it->pts == pts
+                            ? "frame " + std::to_string(it - info_.frames.begin())
+                            : "a frame (pts " + std::to_string(pts) + ")";
+    decode_fail(which + " is corrupt: the decoder met damaged data in it");
+  }
+
+  void seek(int64_t key) {
+    int ret = av_seek_frame(fmt_, stream_, info_.frames[key].pts, AVSEEK_FLAG_BACKWARD);
+    if (ret < 0 && key == 0)
+      ret = avformat_seek_file(fmt_, stream_, INT64_MIN, info_.frames[0].pts, info_.frames[0].pts,
+                               0);
+    if (ret < 0) ret = av_seek_frame(fmt_, -1, INT64_MIN, AVSEEK_FLAG_BACKWARD | AVSEEK_FLAG_BYTE);
+    if (ret < 0) decode_fail("cannot seek to frame " + std::to_string(key) + " (" + av_error(ret) + ")");
+    avcodec_flush_buffers(dec_);
+    last_decoded_ = -1;
+  }
+
+  void convert(ColorFormat color, uint8_t* out, int64_t index) {
+    const int w = info_.width, h = info_.height;
+    if (frame_->width != w || frame_->height != h)
+      decode_fail("frame " + std::to_string(index) + " is " + std::to_string(frame_->width) + "x" +
+                  std::to_string(frame_->height) + ", the stream's frames are " +
+                  std::to_string(w) + "x" + std::to_string(h) +
+                  "; videos whose frame size changes are not supported");
+    auto src = static_cast<AVPixelFormat>(frame_->format);
+    const bool rgb = color == ColorFormat::kRGB;
+    const AVPixelFormat dst = rgb ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_YUV444P;
+    SwsContext* before = sws_;
+    sws_ = sws_getCachedContext(sws_, w, h, src, w, h, dst, SWS_BILINEAR, nullptr, nullptr, nullptr);
+    if (!sws_)
+      decode_fail("frame " + std::to_string(index) + ": cannot convert pixel format '" +
+                  std::string(av_get_pix_fmt_name(src) ? av_get_pix_fmt_name(src) : "?") + "'");
+    // FFmpeg's defaults: the frame's matrix (BT.601 when unspecified) and its range
+    // (limited unless the frame says full or the format is a yuvj one).
+    const int src_full = frame_->color_range == AVCOL_RANGE_JPEG || is_jpeg_range_format(src);
+    const int details[2] = {static_cast<int>(frame_->colorspace), src_full};
+    if (sws_ != before || details[0] != sws_details_[0] || details[1] != sws_details_[1]) {
+      const int* coefs = sws_getCoefficients(frame_->colorspace);
+      sws_setColorspaceDetails(sws_, coefs, src_full, coefs, rgb ? 1 : src_full, 0, 1 << 16,
+                               1 << 16);
+      sws_details_[0] = details[0];
+      sws_details_[1] = details[1];
+    }
+    // swscale's SIMD paths may write a little past a row; convert into padded planes first.
+    const int planes = rgb ? 1 : 3;
+    const int line = ((rgb ? w * 3 : w) + 63) / 64 * 64 + 64;
+    tmp_.resize(static_cast<size_t>(line) * (h + 2) * planes);
+    uint8_t* dst_data[4] = {nullptr, nullptr, nullptr, nullptr};
+    int dst_lines[4] = {0, 0, 0, 0};
+    for (int p = 0; p < planes; ++p) {
+      dst_data[p] = tmp_.data() + static_cast<size_t>(p) * line * (h + 2);
+      dst_lines[p] = line;
+    }
+    int ret = sws_scale(sws_, frame_->data, frame_->linesize, 0, h, dst_data, dst_lines);
+    if (ret != h)
+      decode_fail("frame " + std::to_string(index) + ": colour conversion failed");
+    if (rgb) {
+      for (int y = 0; y < h; ++y)
+        std::memcpy(out + static_cast<size_t>(y) * w * 3, dst_data[0] + static_cast<size_t>(y) * line,
+                    static_cast<size_t>(w) * 3);
+    } else {
+      for (int y = 0; y < h; ++y) {
+        uint8_t* o = out + static_cast<size_t>(y) * w * 3;
+        const uint8_t* a = dst_data[0] + static_cast<size_t>(y) * line;
+        const uint8_t* b = dst_data[1] + static_cast<size_t>(y) * line;
+        const uint8_t* c = dst_data[2] + static_cast<size_t>(y) * line;
+        for (int x = 0; x < w; ++x) {
+          o[3 * x] = a[x];
+          o[3 * x + 1] = b[x];
+          o[3 * x + 2] = c[x];
+        }
+      }
+    }
+  }
+
+  AVFormatContext* fmt_ = nullptr;
+  bool custom_io_ = false;
+  MemorySource mem_;
+  int stream_ = -1;
+  const AVCodec* codec_ = nullptr;
+  AVCodecContext* dec_ = nullptr;
+  AVFrame* frame_ = nullptr;
+  AVPacket* packet_ = nullptr;
+  SwsContext* sws_ = nullptr;
+  int sws_details_[2] = {-1, -1};  // the colorspace and range sws_ was set up for
+  std::vector<uint8_t> tmp_;
+  VideoInfo info_;
+  int64_t last_decoded_ = -1;  // the last frame taken out of the decoder since the last seek
+};
+
+}  // namespace
+
+std::unique_ptr<VideoFile> VideoFile::open_path(const std::string& path, const VideoInfo* index) {
+  auto v = std::make_unique<FfmpegVideo>();
+  v->open(&path, nullptr, 0, index);
+  return v;
+}
+
+std::unique_ptr<VideoFile> VideoFile::open_memory(const uint8_t* data, size_t size) {
+  auto v = std::make_unique<FfmpegVideo>();
+  v->open(nullptr, data, size, nullptr);
+  return v;
+}
+
+#else  // !STOKER_WITH_FFMPEG
+
+bool built_with_ffmpeg() { return false; }
+
+std::unique_ptr<VideoFile> VideoFile::open_path(const std::string&, const VideoInfo*) {
+  throw Error(ErrorKind::kUnsupported, without_ffmpeg_message("video"));
+}
+
+std::unique_ptr<VideoFile> VideoFile::open_memory(const uint8_t*, size_t) {
+  throw Error(ErrorKind::kUnsupported, without_ffmpeg_message("video"));
+}
+
+#endif
+
+}  // namespace stoker::codecs::video

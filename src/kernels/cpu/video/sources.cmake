@@ -1,0 +1,3 @@
+# Files of src/kernels/cpu/video: frame conversions.
+list(APPEND STOKER_SOURCES
+)

@@ -1,0 +1,399 @@
+// readers.video on the CPU: sequences of frames from video files, decoded through FFmpeg.
+// Which sequences a file gives is DALI's VideoLoader: starts s = start, start + step, ... while
+// s + (sequence_length - 1) * stride < end (with pad_sequences also the shorter tails); the
+// sequences of all files form the sample list that SampleOrder shards and shuffles.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <dirent.h>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <sys/stat.h>
+#include <unordered_map>
+
+#include "codecs/video/video_codec.h"
+#include "ops/image/image_types.h"
+#include "ops/io/reader_base.h"
+
+namespace stoker {
+namespace {
+
+namespace cv = codecs::video;
+
+struct VideoEntry {
+  std::string path;
+  int label = 0;
+  double start = 0, end = 0;  // from file_list (0, 0: the whole video)
+};
+
+struct Sequence {
+  int64_t file = 0;
+  int64_t first = 0;
+  int64_t frames = 0;  // < sequence_length only for padded tails
+};
+
+enum class FrameNum { kNone, kScalar, kSequence };
+
+bool is_dir(const std::string& p) {
+  struct stat s;
+  return stat(p.c_str(), &s) == 0 && S_ISDIR(s.st_mode);
+}
+
+std::vector<std::string> list_dir(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return names;
+  while (dirent* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class VideoReader : public SampleReader {
+ public:
+  explicit VideoReader(const OpSpec& spec) : SampleReader(spec) {
+    const std::string op = spec.display_name();
+    if (!cv::built_with_ffmpeg()) throw Error(ErrorKind::kUnsupported, cv::without_ffmpeg_message(op));
+    seq_len_ = spec.get<int64_t>("sequence_length");
+    step_ = spec.get<int64_t>("step");
+    if (step_ <= 0) step_ = seq_len_;
+    stride_ = spec.get<int64_t>("stride");
+    if (spec.get<int64_t>("channels") != 3)
+      spec.arg_error("channels", "must be 3 (RGB or YCbCr frames), got " +
+                                     std::to_string(spec.get<int64_t>("channels")));
+    dtype_ = static_cast<DType>(spec.get<int64_t>("dtype"));
+    if (dtype_ != DType::kUInt8 && dtype_ != DType::kFloat32)
+      spec.arg_error("dtype", "must be UINT8 or FLOAT, got " + std::string(dtype_name(dtype_)));
+    auto it = static_cast<ImageType>(spec.get<int64_t>("image_type"));
+    if (it != ImageType::kRGB && it != ImageType::kYCbCr)
+      spec.arg_error("image_type", std::string("must be RGB or YCbCr, got ") + image_type_name(it));
+    color_ = it == ImageType::kRGB ? cv::ColorFormat::kRGB : cv::ColorFormat::kYCbCr;
+    normalized_ = spec.get<bool>("normalized");
+    std::string fnum = spec.get<std::string>("enable_frame_num");
+    if (fnum == "none" || fnum == "false" || fnum == "False" || fnum.empty()) frame_num_ = FrameNum::kNone;
+    else if (fnum == "scalar" || fnum == "true" || fnum == "True") frame_num_ = FrameNum::kScalar;
+    else if (fnum == "sequence") frame_num_ = FrameNum::kSequence;
+    else spec.arg_error("enable_frame_num", "must be 'none', 'scalar' or 'sequence', got '" + fnum + "'");
+    timestamps_ = spec.get<bool>("enable_timestamps");
+
+    list_files(spec);
+    // Outputs: video, [labels], [frame_num], [timestamps] (DALI's order).
+    const bool root = spec.has("file_root") && !spec.get<std::string>("file_root").empty();
+    has_labels_ = root || has_file_list_ || spec.has("labels");
+    if (!has_labels_ && (frame_num_ != FrameNum::kNone || timestamps_))
+      spec.arg_error(frame_num_ != FrameNum::kNone ? "enable_frame_num" : "enable_timestamps",
+                     "needs labels: frame numbers and timestamps come after the labels output, "
+                     "which exists with file_root, file_list or labels; pass labels=[] (labels "
+                     "0, 1, 2, ...) with filenames");
+    const int expected = 1 + has_labels_ + (frame_num_ != FrameNum::kNone) + timestamps_;
+    if (spec.num_outputs != expected)
+      throw Error(ErrorKind::kInvalidArgument,
+                  op + ": these arguments give " + std::to_string(expected) +
+                      " outputs (video, then labels with file_root, file_list or labels, "
+                      "frame_num with enable_frame_num, timestamps with enable_timestamps), but "
+                      "the call expects " + std::to_string(spec.num_outputs));
+    index_files(spec);
+    init_order(static_cast<int64_t>(sequences_.size()));
+  }
+
+  void run_batch(Workspace& ws) override {
+    const std::vector<readers::Pick>& picks = this->picks();
+    const int64_t n = static_cast<int64_t>(picks.size());
+    std::vector<Shape> shapes(n), lab(n, Shape{1}), fnum(n), ts(n, Shape{seq_len_});
+    for (int64_t i = 0; i < n; ++i) {
+      const Sequence& s = sequences_[picks[i].index];
+      const cv::VideoInfo& v = infos_[s.file];
+      shapes[i] = {seq_len_, v.height, v.width, 3};
+      fnum[i] = frame_num_ == FrameNum::kScalar ? Shape{1} : Shape{seq_len_};
+    }
+    int o = 0;
+    ws.outputs.assign(spec_.num_outputs, Batch());
+    Batch& video = ws.outputs[o++];
+    video.allocate(*ws.host_pool, dtype_, shapes, "FHWC");
+    Batch* labels = has_labels_ ? &ws.outputs[o++] : nullptr;
+    if (labels) labels->allocate(*ws.host_pool, DType::kInt32, lab, "");
+    Batch* frames = frame_num_ != FrameNum::kNone ? &ws.outputs[o++] : nullptr;
+    if (frames) frames->allocate(*ws.host_pool, DType::kInt32, fnum, "");
+    Batch* stamps = timestamps_ ? &ws.outputs[o++] : nullptr;
+    if (stamps) stamps->allocate(*ws.host_pool, DType::kFloat64, ts, "");
+
+    ws.thread_pool->parallel_for(n, [&](int64_t i, int thread) {
+      const Sequence& s = sequences_[picks[i].index];
+      const cv::VideoInfo& v = infos_[s.file];
+      const std::string& path = files_[s.file].path;
+      const size_t frame_bytes = static_cast<size_t>(v.height) * v.width * 3;
+      video[i].source = path;
+      try {
+        uint8_t* dst;
+        std::vector<uint8_t> tmp;
+        if (dtype_ == DType::kUInt8) {
+          dst = video.data<uint8_t>(i);
+        } else {
+          tmp.resize(frame_bytes * seq_len_);
+          dst = tmp.data();
+        }
+        with_file(thread, s.file, [&](cv::VideoFile& f) {
+          f.decode(s.first, s.frames, stride_, color_, dst);
+        });
+        std::fill(dst + frame_bytes * s.frames, dst + frame_bytes * seq_len_, uint8_t{0});
+        if (dtype_ == DType::kFloat32) {
+          float* out = video.data<float>(i);
+          const float scale = normalized_ ? 1.0f / 255.0f : 1.0f;
+          for (size_t k = 0; k < frame_bytes * seq_len_; ++k) out[k] = tmp[k] * scale;
+        }
+      } catch (const Error& e) {
+        std::string msg = path + ": frames " + std::to_string(s.first) + " to " +
+                          std::to_string(s.first + (s.frames - 1) * stride_) + ": " + e.what();
+        if (!ws.report_bad_sample(i, path, msg))
+          throw Error(e.kind(), msg).with_context("sample " + std::to_string(i));
+        std::memset(video[i].data, 0, video.sample_bytes(i));
+      }
+      if (labels) {
+        *labels->data<int32_t>(i) = files_[s.file].label;
+        (*labels)[i].source = path;
+      }
+      if (frames) {
+        int32_t* f = frames->data<int32_t>(i);
+        if (frame_num_ == FrameNum::kScalar) {
+          f[0] = static_cast<int32_t>(s.first);
+        } else {
+          for (int64_t k = 0; k < seq_len_; ++k)
+            f[k] = k < s.frames ? static_cast<int32_t>(s.first + k * stride_) : -1;
+        }
+      }
+      if (stamps) {
+        double* t = stamps->data<double>(i);
+        for (int64_t k = 0; k < seq_len_; ++k) t[k] = k < s.frames ? v.timestamp(s.first + k * stride_) : -1.0;
+      }
+    });
+  }
+
+ private:
+  void list_files(const OpSpec& spec) {
+    const std::string root = spec.has("file_root") ? spec.get<std::string>("file_root") : "";
+    const std::string list = spec.has("file_list") ? spec.get<std::string>("file_list") : "";
+    std::vector<std::string> names;
+    if (spec.has("filenames")) names = spec.get<std::vector<std::string>>("filenames");
+    const int given = !root.empty() + !list.empty() + !names.empty();
+    if (given != 1)
+      throw Error(ErrorKind::kInvalidArgument,
+                  spec.display_name() + ": give exactly one of file_root, file_list and "
+                                        "filenames (got " + std::to_string(given) + ")");
+    has_file_list_ = !list.empty();
+    if (!root.empty()) {
+      if (!is_dir(root))
+        throw Error(ErrorKind::kNotFound, spec.display_name() + ": argument 'file_root': '" +
+                                              root + "' is not a folder");
+      int label = 0;
+      for (const std::string& d : list_dir(root)) {
+        if (!is_dir(root + "/" + d)) continue;
+        for (const std::string& f : list_dir(root + "/" + d))
+          if (!is_dir(root + "/" + d + "/" + f)) files_.push_back({root + "/" + d + "/" + f, label});
+        ++label;
+      }
+      std::sort(files_.begin(), files_.end(),
+                [](const VideoEntry& a, const VideoEntry& b) { return a.path < b.path; });
+    } else if (!list.empty()) {
+      std::ifstream in(list);
+      if (!in)
+        throw Error(ErrorKind::kNotFound,
+                    spec.display_name() + ": argument 'file_list': cannot open '" + list + "'");
+      std::string line;
+      int line_no = 0;
+      while (std::getline(in, line)) {
+        ++line_no;
+        std::istringstream ls(line);
+        VideoEntry e;
+        if (!(ls >> e.path)) continue;
+        long long label = -1;
+        if (!(ls >> label) || label < 0)
+          throw Error(ErrorKind::kInvalidArgument,
+                      spec.display_name() + ": argument 'file_list': line " +
+                          std::to_string(line_no) + " of '" + list + "' ('" + line +
+                          "') must be 'path label [start [end]]' with a label >= 0");
+        e.label = static_cast<int>(label);
+        if (ls >> e.start) {
+          if (!(ls >> e.end)) e.end = 0;
+          if (e.start == e.end) continue;  // DALI skips such lines (with a warning)
+        } else {
+          e.start = 0;
+        }
+        std::string rest;
+        if (ls >> rest)
+          throw Error(ErrorKind::kInvalidArgument,
+                      spec.display_name() + ": argument 'file_list': line " +
+                          std::to_string(line_no) + " of '" + list + "' ('" + line +
+                          "') must be 'path label [start [end]]'");
+        files_.push_back(e);
+      }
+    } else {
+      std::vector<int64_t> labels;
+      if (spec.has("labels")) labels = spec.get<std::vector<int64_t>>("labels");
+      if (!labels.empty() && labels.size() != names.size())
+        spec.arg_error("labels", "has " + std::to_string(labels.size()) + " entries for " +
+                                     std::to_string(names.size()) +
+                                     " filenames; give one label per file, or an empty list "
+                                     "for 0, 1, 2, ...");
+      for (size_t i = 0; i < names.size(); ++i)
+        files_.push_back({names[i], static_cast<int>(labels.empty() ? i : labels[i])});
+    }
+    if (files_.empty())
+      throw Error(ErrorKind::kInvalidArgument, spec.display_name() + ": no video files were found");
+  }
+
+  void index_files(const OpSpec& spec) {
+    const std::string op = spec.display_name();
+    const bool frame_num_list = spec.get<bool>("file_list_frame_num");
+    const bool preceding = spec.get<bool>("file_list_include_preceding_frame");
+    const bool pad = spec.get<bool>("pad_sequences");
+    const bool skip_vfr = spec.get<bool>("skip_vfr_check");
+    const int64_t total = 1 + (seq_len_ - 1) * stride_;
+    for (size_t fi = 0; fi < files_.size(); ++fi) {
+      const VideoEntry& e = files_[fi];
+      struct stat st;
+      if (stat(e.path.c_str(), &st) != 0 || S_ISDIR(st.st_mode))
+        throw Error(ErrorKind::kNotFound, op + ": video file '" + e.path + "' does not exist");
+      std::unique_ptr<cv::VideoFile> f;
+      try {
+        f = cv::VideoFile::open_path(e.path);
+      } catch (const Error& err) {
+        throw Error(err.kind(), op + ": " + e.path + ": " + err.what());
+      }
+      infos_.push_back(f->info());
+      const cv::VideoInfo& v = infos_.back();
+      if (!skip_vfr && v.variable_frame_rate)
+        throw Error(ErrorKind::kDecode,
+                    op + ": " + e.path + ": variable frame rate videos are not supported (the "
+                    "first frame's duration disagrees with the average frame rate); pass "
+                    "skip_vfr_check=True to read it anyway");
+      const int64_t n = v.num_frames();
+      int64_t start = 0, end = n;
+      if (e.start != 0 || e.end != 0) {
+        if (frame_num_list) {
+          start = e.start >= 0 ? static_cast<int64_t>(std::ceil(e.start))
+                               : n + static_cast<int64_t>(std::ceil(e.start));
+          end = e.end > 0 ? static_cast<int64_t>(std::floor(e.end))
+                          : n + static_cast<int64_t>(std::floor(e.end));
+        } else {
+          if (v.fps <= 0)
+            throw Error(ErrorKind::kDecode, op + ": " + e.path +
+                                                ": the video has no frame rate to turn the "
+                                                "file_list times into frames; use "
+                                                "file_list_frame_num=True with frame numbers");
+          auto lo = [&](double t) { return static_cast<int64_t>(preceding ? std::floor(t * v.fps) : std::ceil(t * v.fps)); };
+          auto hi = [&](double t) { return static_cast<int64_t>(preceding ? std::ceil(t * v.fps) : std::floor(t * v.fps)); };
+          start = e.start >= 0 ? lo(e.start) : n + lo(e.start);
+          end = e.end > 0 ? hi(e.end) : n + hi(e.end);
+        }
+        const char* what = frame_num_list ? "frame" : "time";
+        if (start < 0 || start > end || end > n)
+          throw Error(ErrorKind::kInvalidArgument,
+                      op + ": argument 'file_list': " + e.path + ": the start " + what +
+                          " and end " + what + " give frames [" + std::to_string(start) + ", " +
+                          std::to_string(end) + "), outside the video's " + std::to_string(n) +
+                          " frames or reversed");
+      }
+      int64_t s = start;
+      for (; s < end && s + total <= end; s += step_) sequences_.push_back({int64_t(fi), s, seq_len_});
+      if (pad)
+        for (; s < end; s += step_) sequences_.push_back({int64_t(fi), s, 1 + (end - 1 - s) / stride_});
+    }
+    if (sequences_.empty()) {
+      std::string lengths;
+      for (size_t i = 0; i < infos_.size() && i < 5; ++i)
+        lengths += (i ? ", " : "") + files_[i].path + ": " + std::to_string(infos_[i].num_frames());
+      if (infos_.size() > 5) lengths += ", ...";
+      throw Error(ErrorKind::kInvalidArgument,
+                  op + ": no file has a whole sequence of sequence_length=" +
+                      std::to_string(seq_len_) + " frames with stride=" + std::to_string(stride_) +
+                      " (" + std::to_string(total) + " frames); the videos have (frames) " +
+                      lengths + ". Use a shorter sequence_length or stride, or pad_sequences=True");
+    }
+  }
+
+  // Each thread keeps the last file it decoded open, so that consecutive sequences of one
+  // file continue decoding without seeking.
+  template <typename F>
+  void with_file(int thread, int64_t file, F&& f) {
+    std::unique_ptr<cv::VideoFile> v;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto& slot = open_[thread];
+      if (slot.second && slot.first == file) v = std::move(slot.second);
+    }
+    if (!v) v = cv::VideoFile::open_path(files_[file].path, &infos_[file]);
+    f(*v);
+    std::lock_guard<std::mutex> lock(mu_);
+    open_[thread] = {file, std::move(v)};
+  }
+
+  int64_t seq_len_ = 0, step_ = 0, stride_ = 1;
+  DType dtype_ = DType::kUInt8;
+  cv::ColorFormat color_ = cv::ColorFormat::kRGB;
+  bool normalized_ = false, timestamps_ = false, has_labels_ = false, has_file_list_ = false;
+  FrameNum frame_num_ = FrameNum::kNone;
+  std::vector<VideoEntry> files_;
+  std::vector<cv::VideoInfo> infos_;
+  std::vector<Sequence> sequences_;
+  std::mutex mu_;
+  std::unordered_map<int, std::pair<int64_t, std::unique_ptr<cv::VideoFile>>> open_;
+};
+
+}  // namespace
+
+STOKER_REGISTER_OP_NAMED(readers_video, "readers.video") {
+  add_reader_args(schema);
+  schema.doc("Reads sequences of frames from video files (FHWC), decoded on the CPU through "
+             "FFmpeg (libavcodec's software decoders, libswscale's colour conversion). Outputs: "
+             "video, then labels (with file_root, file_list or labels), frame_num (with "
+             "enable_frame_num) and timestamps (with enable_timestamps).")
+      .inputs(0, 0).outputs(4, {"video", "labels", "frame_num", "timestamps"})
+      .arg({.name = "filenames", .type = ArgType::kStringList, .optional = true,
+            .doc = "Paths of the video files."})
+      .arg({.name = "file_root", .type = ArgType::kString, .optional = true,
+            .doc = "Folder with one sub-folder of videos per class (labels are the folders' "
+                   "indices in sorted order)."})
+      .arg({.name = "file_list", .type = ArgType::kString, .optional = true,
+            .doc = "Text file of 'path label [start [end]]' lines; start and end are seconds (or "
+                   "frames with file_list_frame_num), negative ones count from the end."})
+      .arg({.name = "labels", .type = ArgType::kIntList, .optional = true,
+            .doc = "A label per entry of filenames; an empty list gives 0, 1, 2, ...; without it "
+                   "there is no labels output."})
+      .arg({.name = "sequence_length", .type = ArgType::kInt, .doc = "Frames per sequence.", .min = 1})
+      .arg({.name = "step", .type = ArgType::kInt, .default_value = int64_t{-1},
+            .doc = "Frames between the starts of consecutive sequences; <= 0 means sequence_length."})
+      .arg({.name = "stride", .type = ArgType::kInt, .default_value = int64_t{1},
+            .doc = "Distance between consecutive frames of a sequence.", .min = 1})
+      .arg({.name = "channels", .type = ArgType::kInt, .default_value = int64_t{3},
+            .doc = "Channels of the output frames (3)."})
+      .arg({.name = "dtype", .type = ArgType::kDType, .default_value = int64_t{0},
+            .doc = "UINT8 or FLOAT."})
+      .arg({.name = "image_type", .type = ArgType::kImageType, .default_value = int64_t{0},
+            .doc = "RGB, or YCbCr (the stream's own Y, Cb, Cr, chroma upsampled)."})
+      .arg({.name = "normalized", .type = ArgType::kBool, .default_value = false,
+            .doc = "With dtype=FLOAT, values in [0, 1] instead of [0, 255]."})
+      .arg({.name = "enable_frame_num", .type = ArgType::kString, .default_value = std::string("none"),
+            .doc = "'scalar': output the first frame's index (shape (1,)); 'sequence': every "
+                   "frame's index (-1 for padding); 'none': no frame_num output."})
+      .arg({.name = "enable_timestamps", .type = ArgType::kBool, .default_value = false,
+            .doc = "Output each frame's time in seconds (float64, -1 for padding)."})
+      .arg({.name = "file_list_frame_num", .type = ArgType::kBool, .default_value = false,
+            .doc = "Read file_list's start and end as frame numbers instead of seconds."})
+      .arg({.name = "file_list_include_preceding_frame", .type = ArgType::kBool, .default_value = false,
+            .doc = "Turn file_list times into frames with floor(start*fps) and ceil(end*fps) "
+                   "instead of ceil and floor."})
+      .arg({.name = "pad_sequences", .type = ArgType::kBool, .default_value = false,
+            .doc = "Also give the short sequences at the end of a video, zero-padded."})
+      .arg({.name = "skip_vfr_check", .type = ArgType::kBool, .default_value = false,
+            .doc = "Read variable frame rate videos instead of refusing them."})
+      .arg({.name = "additional_decode_surfaces", .type = ArgType::kInt, .default_value = int64_t{2},
+            .doc = "Accepted for DALI compatibility (NVDEC surfaces); unused on the CPU."})
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<VideoReader>(s); });
+  add_on_error_arg(schema, /*can_replace=*/false);
+}
+
+}  // namespace stoker
