@@ -1,5 +1,8 @@
 #include "kernels/cuda/filter_gpu.h"
 
+#include <memory>
+#include <utility>
+
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/launch_plan.h"
 #include "pipeline/gpu_batch.h"
@@ -74,6 +77,57 @@ __global__ void correlate_kernel(const CorrelateJob* jobs, const int* block_star
   Out* out = static_cast<Out*>(j.out);
   if constexpr (std::is_same_v<Out, float>) out[k] = acc;
   else out[k] = round_sat_dev<Out>(acc);
+}
+
+// ---- laplacian: the passes of kernels::separable_sum
+
+// One pass of one plane: dst (+)= sum_j fw[j] * src[.. p + j - r along `axis` ..], reflect-101.
+struct PassDesc {
+  const void* src = nullptr;  // the input type on a term's first pass, else float
+  float* dst = nullptr;
+  int64_t n[3] = {1, 1, 1};
+  int64_t channels = 1;
+  const float* fw = nullptr;  // device: scale * window, as the CPU multiplies them (float)
+  int axis = 2;               // of the three
+  int taps = 1;
+  int accumulate = 0;         // add to dst (the sum of the terms so far) or start from 0
+};
+
+__device__ __forceinline__ int64_t reflect101(int64_t i, int64_t n) {
+  return border_index(i, n, static_cast<int>(FilterBorder::kReflect101));
+}
+
+template <typename Src>
+__global__ void separable_pass_kernel(const PassDesc* descs, const int* block_start, int n) {
+  const int s = sample_of_block(block_start, n, blockIdx.x);
+  const PassDesc& d = descs[s];
+  const int64_t C = d.channels;
+  const int64_t k = int64_t(blockIdx.x - block_start[s]) * kThreads + threadIdx.x;
+  if (k >= d.n[0] * d.n[1] * d.n[2] * C) return;
+  int64_t stride = C;
+  for (int a = 2; a > d.axis; --a) stride *= d.n[a];
+  const int64_t len = d.n[d.axis];
+  const int64_t p = (k / stride) % len;
+  const int64_t base = k - p * stride;
+  const int64_t r = d.taps / 2;
+  const Src* src = static_cast<const Src*>(d.src);
+  float v = d.accumulate ? d.dst[k] : 0.0f;
+  for (int j = 0; j < d.taps; ++j)
+    v = __fadd_rn(v, __fmul_rn(d.fw[j], load_f(src[base + reflect101(p + j - r, len) * stride])));
+  d.dst[k] = v;
+}
+
+// The CPU's store: half away from zero, saturated, NaN -> 0 (core/cast_value.h).
+template <typename Out>
+__global__ void store_away_kernel(const PassDesc* descs, const int* block_start, int n) {
+  const int s = sample_of_block(block_start, n, blockIdx.x);
+  const PassDesc& d = descs[s];
+  const int64_t k = int64_t(blockIdx.x - block_start[s]) * kThreads + threadIdx.x;
+  if (k >= d.n[0] * d.n[1] * d.n[2] * d.channels) return;
+  const float v = static_cast<const float*>(d.src)[k];
+  Out* out = reinterpret_cast<Out*>(d.dst);
+  if constexpr (std::is_same_v<Out, __half>) out[k] = __float2half_rn(v);
+  else out[k] = convert_sat_dev<Out>(round(static_cast<double>(v)));
 }
 
 // ---- equalize
@@ -159,6 +213,155 @@ void correlate_gpu(Workspace& ws, DType out_type, DType in_type, FilterBorder bo
     }
   });
   check_launch("correlate_gpu");
+}
+
+void separable_sum_gpu(Workspace& ws, DType out_type, DType in_type,
+                       const std::vector<SeparableSumJob>& jobs) {
+  if (jobs.empty()) return;
+  const bool float_out = out_type == DType::kFloat32;
+  // Scratch per job: two buffers for the inner passes, and the float sum unless the output is it.
+  std::vector<int64_t> vol(jobs.size());
+  std::vector<size_t> scratch_at(jobs.size());
+  size_t scratch_bytes = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    vol[i] = jobs[i].n[0] * jobs[i].n[1] * jobs[i].n[2] * jobs[i].channels;
+    scratch_at[i] = scratch_bytes;
+    scratch_bytes += ((float_out ? 2 : 3) * static_cast<size_t>(vol[i]) * sizeof(float) + 255) & ~size_t(255);
+  }
+  if (scratch_bytes == 0) return;
+  std::shared_ptr<void> scratch = ws.gpu->allocate_device(scratch_bytes);
+  char* base = static_cast<char*>(scratch.get());
+  auto buffer = [&](size_t i, int b) {
+    return reinterpret_cast<float*>(base + scratch_at[i]) + b * vol[i];
+  };
+  auto acc_of = [&](size_t i) { return float_out ? static_cast<float*>(jobs[i].out) : buffer(i, 2); };
+
+  // Every pass of every term of every job, as the CPU runs them; launches by (term, pass).
+  struct Planned {
+    PassDesc desc;
+    std::vector<float> fw;
+  };
+  const size_t terms = jobs[0].terms->size();
+  std::vector<std::vector<std::vector<Planned>>> plan(terms);  // [term][pass][job's pass]
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const SeparableSumJob& j = jobs[i];
+    STOKER_ASSERT(j.terms->size() == terms, "separable_sum_gpu: jobs with different numbers of terms");
+    if (vol[i] == 0) continue;
+    for (size_t t = 0; t < terms; ++t) {
+      const SeparableTerm& term = (*j.terms)[t];
+      const int nd = static_cast<int>(term.windows.size());
+      float f = term.scale;
+      std::vector<int> axes;  // data axes with a window wider than 1, innermost first
+      for (int a = nd - 1; a >= 0; --a) {
+        if (term.windows[a].size() == 1) f *= term.windows[a][0];
+        else axes.push_back(a);
+      }
+      std::vector<std::pair<int, std::vector<float>>> passes;  // (axis of three, scaled window)
+      if (axes.empty()) {
+        passes.push_back({2, {f}});  // acc += f * src, as the CPU's axpy
+      } else {
+        for (size_t q = 0; q < axes.size(); ++q) {
+          const bool last = q + 1 == axes.size();
+          std::vector<float> fw = term.windows[axes[q]];
+          const float g = last ? f : 1.0f;
+          for (float& w : fw) w = g * w;
+          passes.push_back({3 - nd + axes[q], std::move(fw)});
+        }
+      }
+      if (plan[t].size() < passes.size()) plan[t].resize(passes.size());
+      const void* cur = j.in;
+      for (size_t q = 0; q < passes.size(); ++q) {
+        const bool last = q + 1 == passes.size();
+        Planned pl;
+        pl.desc.src = cur;
+        pl.desc.dst = last ? acc_of(i) : buffer(i, static_cast<int>(q % 2));
+        for (int a = 0; a < 3; ++a) pl.desc.n[a] = j.n[a];
+        pl.desc.channels = j.channels;
+        pl.desc.axis = passes[q].first;
+        pl.desc.taps = static_cast<int>(passes[q].second.size());
+        pl.desc.accumulate = last && t > 0;
+        pl.fw = std::move(passes[q].second);
+        cur = pl.desc.dst;
+        plan[t][q].push_back(std::move(pl));
+      }
+    }
+  }
+  // Every pass's weights in one upload.
+  DeviceParams weights(ws);
+  std::vector<std::vector<std::vector<size_t>>> fw_at(terms);
+  for (size_t t = 0; t < terms; ++t) {
+    fw_at[t].resize(plan[t].size());
+    for (size_t q = 0; q < plan[t].size(); ++q)
+      for (const Planned& pl : plan[t][q]) fw_at[t][q].push_back(weights.add(pl.fw));
+  }
+  weights.upload();
+  auto stream = static_cast<cudaStream_t>(ws.gpu->stream());
+  for (size_t t = 0; t < terms; ++t)
+    for (size_t q = 0; q < plan[t].size(); ++q) {
+      std::vector<Planned>& ps = plan[t][q];
+      LaunchPlan lp(kThreads);
+      for (const Planned& pl : ps) lp.add(pl.desc.n[0] * pl.desc.n[1] * pl.desc.n[2] * pl.desc.channels);
+      if (lp.blocks() == 0) continue;
+      std::vector<PassDesc> descs(ps.size());
+      for (size_t k = 0; k < ps.size(); ++k) {
+        descs[k] = ps[k].desc;
+        descs[k].fw = weights.device<float>(fw_at[t][q][k]);
+      }
+      DeviceParams pd(ws);
+      const size_t starts = pd.add(lp.block_start());
+      const size_t dd = pd.add(descs);
+      pd.upload();
+      const unsigned blocks = static_cast<unsigned>(lp.blocks());
+      if (q > 0) {
+        separable_pass_kernel<float><<<blocks, kThreads, 0, stream>>>(pd.device<PassDesc>(dd),
+                                                                     pd.device<int>(starts), lp.jobs());
+      } else {
+        visit_dev_type(in_type, [&](auto ti) {
+          using In = typename decltype(ti)::type;
+          if constexpr (std::is_same_v<In, uint8_t> || std::is_same_v<In, int8_t> ||
+                        std::is_same_v<In, uint16_t> || std::is_same_v<In, int16_t> ||
+                        std::is_same_v<In, uint32_t> || std::is_same_v<In, int32_t> ||
+                        std::is_same_v<In, int64_t> || std::is_same_v<In, __half> ||
+                        std::is_same_v<In, float>) {
+            separable_pass_kernel<In><<<blocks, kThreads, 0, stream>>>(pd.device<PassDesc>(dd),
+                                                                      pd.device<int>(starts), lp.jobs());
+          } else {
+            STOKER_ASSERT(false, "separable_sum_gpu: unsupported input type");
+          }
+        });
+      }
+      check_launch("separable_sum_gpu");
+    }
+  if (float_out) return;
+  std::vector<PassDesc> stores;
+  LaunchPlan lp(kThreads);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    PassDesc d;
+    d.src = acc_of(i);
+    d.dst = static_cast<float*>(jobs[i].out);
+    for (int a = 0; a < 3; ++a) d.n[a] = jobs[i].n[a];
+    d.channels = jobs[i].channels;
+    stores.push_back(d);
+    lp.add(vol[i]);
+  }
+  if (lp.blocks() == 0) return;
+  DeviceParams p(ws);
+  const size_t starts = p.add(lp.block_start());
+  const size_t dd = p.add(stores);
+  p.upload();
+  visit_dev_type(out_type, [&](auto to) {
+    using Out = typename decltype(to)::type;
+    if constexpr (std::is_same_v<Out, uint8_t> || std::is_same_v<Out, int8_t> ||
+                  std::is_same_v<Out, uint16_t> || std::is_same_v<Out, int16_t> ||
+                  std::is_same_v<Out, uint32_t> || std::is_same_v<Out, int32_t> ||
+                  std::is_same_v<Out, int64_t> || std::is_same_v<Out, __half>) {
+      store_away_kernel<Out><<<static_cast<unsigned>(lp.blocks()), kThreads, 0, stream>>>(
+          p.device<PassDesc>(dd), p.device<int>(starts), lp.jobs());
+    } else {
+      STOKER_ASSERT(false, "separable_sum_gpu: unsupported output type");
+    }
+  });
+  check_launch("separable_sum_gpu");
 }
 
 void equalize_gpu(Workspace& ws, const std::vector<EqualizeJob>& jobs) {

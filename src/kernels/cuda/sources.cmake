@@ -23,3 +23,8 @@ list(APPEND STOKER_CUDA_SOURCES
 list(APPEND STOKER_CUDA_SOURCES
   src/kernels/cuda/audio_gpu.cu
   src/kernels/cuda/cufft_loader.cc)
+# The GPU twins of issue 22's rank filters (experimental.erode, dilate, median_blur), of
+# noise.gaussian, noise.salt_and_pepper, grid_mask and jitter; laplacian's twin is in
+# filter_gpu.cu, experimental.remap's in warp_gpu.cu.
+list(APPEND STOKER_CUDA_SOURCES
+  src/kernels/cuda/augment_gpu.cu)

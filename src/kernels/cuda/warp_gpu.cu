@@ -30,6 +30,11 @@ struct WarpDesc {
   uint32_t fills;                    // offset of one fill value per channel; 0: `fill` for all
   float fill;
   float period_x, period_y;          // folds: the period along each axis
+  const float* mapx;                 // remap
+  const float* mapy;
+  int64_t map_frame;
+  float remap_shift;
+  int remap_round;
   int kind, interp, clamp, fold;
 };
 
@@ -209,6 +214,17 @@ __global__ void warp_kernel(const char* params, const WarpDesc* descs, const int
       }
       sx = __fadd_rn(u, 0.5f);
       sy = __fadd_rn(v, 0.5f);
+    } else if (d.kind == static_cast<int>(WarpMapKind::kRemap)) {
+      // Remap's row map: the map's values (rounded half to even for OpenCV's nearest pixel),
+      // shifted to the sampler's corner coordinates.
+      const int64_t m = f * d.map_frame + y * d.out_w + x;
+      float u = d.mapx[m], v = d.mapy[m];
+      if (d.remap_round) {
+        u = rintf(u);
+        v = rintf(v);
+      }
+      sx = __fadd_rn(u, d.remap_shift);
+      sy = __fadd_rn(v, d.remap_shift);
     } else {  // sphere
       const float ty = __fsub_rn(__fadd_rn(static_cast<float>(y), 0.5f), d.mid_y);
       const float tx = __fsub_rn(__fadd_rn(static_cast<float>(x), 0.5f), d.mid_x);
@@ -265,6 +281,11 @@ void warp_gpu(Workspace& ws, DType out_type, DType in_type, const std::vector<Wa
     if (j.kind == WarpMapKind::kCopy || j.kind == WarpMapKind::kWater || j.kind == WarpMapKind::kSphere)
       STOKER_ASSERT(j.in_h == j.out_h && j.in_w == j.out_w, "warp_gpu: a displacement keeps the size");
     for (int k = 0; k < 6; ++k) d.m[k] = j.affine.m[k];
+    d.mapx = j.mapx;
+    d.mapy = j.mapy;
+    d.map_frame = j.map_frame;
+    d.remap_shift = j.remap_shift;
+    d.remap_round = j.remap_round ? 1 : 0;
     if (j.kind == WarpMapKind::kSphere) {  // sphere_row_map's constants
       const float mid_x = j.in_w * 0.5f, mid_y = j.in_h * 0.5f;
       d.mid_x = mid_x;

@@ -1,5 +1,6 @@
 // The GPU twin of kernels/cpu/warp/warp.h: warp_affine / rotate (an affine output-to-input map
-// per sample), water and sphere (per-pixel displacement maps), each sample with its own sizes,
+// per sample), water and sphere (per-pixel displacement maps), experimental.remap (per-pixel
+// maps given as data), each sample with its own sizes,
 // map, interpolation and border, a whole batch in one launch. The source points and the
 // sampling are the CPU's float32 (and, for affine maps, float64) operations in their order,
 // without fused multiply-adds, so results equal the CPU's bit for bit; water's sines and
@@ -16,7 +17,7 @@ namespace stoker {
 class Workspace;
 namespace kernels::cuda {
 
-enum class WarpMapKind : int { kAffine, kWater, kSphere, kCopy, kPerspective };
+enum class WarpMapKind : int { kAffine, kWater, kSphere, kCopy, kPerspective, kRemap };
 
 struct WarpJob {
   const void* in = nullptr;  // device memory, frames of in_h x in_w x channels
@@ -26,6 +27,14 @@ struct WarpJob {
   AffineMap2D affine;             // kAffine
   PerspectiveMap2D perspective;   // kPerspective (NN points snapped as perspective_row_map does)
   WaterParams water;              // kWater (out_h, out_w equal in_h, in_w)
+  // kRemap (experimental.remap): the source point of output pixel (x, y) of frame f is
+  // (mapx[m], mapy[m]) + remap_shift, m = f * map_frame + y * out_w + x (map_frame 0: one map
+  // for every frame); with remap_round, each map value is first rounded half to even.
+  const float* mapx = nullptr;    // device memory
+  const float* mapy = nullptr;
+  int64_t map_frame = 0;
+  float remap_shift = 0.0f;
+  bool remap_round = false;
   WarpInterp interp = WarpInterp::kLinear;
   WarpBorder border;              // fill (and channel_fill: `channels` host values) as the CPU
                                   // operator passes it, already in the output type

@@ -1,10 +1,14 @@
 // jitter: every pixel moved by a random whole-pixel amount within nDegree, as DALI's GPU-only
 // jitter does; here on the CPU, drawn from the counter-based stream of (seed, operator instance,
-// iteration, sample), so a seed gives the same output whatever num_threads is.
+// iteration, sample), so a seed gives the same output whatever num_threads is. The GPU twin
+// draws the same numbers (kernels/cuda/augment_gpu.h).
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "kernels/cpu/augment/augment.h"
+#include "kernels/cuda/augment_gpu.h"
+#include "ops/generic/gpu_twin.h"
 #include "ops/warp/warp_common.h"
 
 namespace stoker {
@@ -56,6 +60,34 @@ class JitterOp : public Operator {
     });
   }
 
+  // The GPU twin: the same streams and offsets, two launches for the batch
+  // (kernels/cuda/augment_gpu.h).
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    ws.outputs.assign(1, allocate_device_batch(ws, descs[0].dtype, descs[0].shapes, descs[0].layout));
+    Batch& out = ws.outputs[0];
+    std::vector<kernels::cuda::JitterJob> jobs(in.size());
+    for (size_t k = 0; k < in.size(); ++k) {
+      const warp_ops::ImageDims d = warp_ops::image_dims(in.shape(k));
+      kernels::cuda::JitterJob& j = jobs[k];
+      j.in = in[k].data;
+      j.out = out[k].data;
+      j.frames = d.frames;
+      j.h = d.height;
+      j.w = d.width;
+      j.channels = d.channels;
+      // Workspace::rng()'s stream.
+      j.key = rng_key(ws.spec->seed, static_cast<uint64_t>(ws.spec->instance));
+      j.iteration = static_cast<uint64_t>(ws.iteration);
+      j.sample = static_cast<uint32_t>(ws.origins ? (*ws.origins)[k] : static_cast<int64_t>(k));
+      j.degree = degree_;
+      j.apply = apply_[k];
+      j.fill = fill_;
+    }
+    kernels::cuda::jitter_gpu(ws, in.dtype(), jobs);
+  }
+
  private:
   int64_t degree_ = 2;
   double fill_ = 0;
@@ -87,7 +119,8 @@ STOKER_REGISTER_OP_NAMED(jitter, "jitter") {
       .arg({.name = "seed", .type = ArgType::kInt, .default_value = int64_t{-1},
             .doc = "Random seed; -1 takes it from the pipeline's seed and this operator's place in "
                    "the graph."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<JitterOp>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<JitterOp>(s); })
+      STOKER_GPU_TWIN(JitterOp);
 }
 
 }  // namespace stoker

@@ -1,13 +1,18 @@
 // noise.gaussian, noise.salt_and_pepper, noise.shot: random noise added to the input, drawn from
 // the counter-based stream of (seed, operator instance, iteration, sample), so a seed gives the
-// same noise whatever num_threads is. Output: the input's shape, type and layout.
+// same noise whatever num_threads is. Output: the input's shape, type and layout. Gaussian and
+// salt-and-pepper noise have GPU twins that draw the same numbers (kernels/cuda/augment_gpu.h).
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/cpu/augment/augment.h"
+#include "kernels/cuda/augment_gpu.h"
+#include "ops/generic/gpu_twin.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -97,14 +102,7 @@ class NoiseOp : public Operator {
     Philox rng = ws.rng(i);
     switch (kind_) {
       case Noise::kGaussian: {
-        double mean = ws.scalar_arg("mean", i, 0.0);
-        double stddev = ws.scalar_arg("stddev", i, 1.0);
-        if (!std::isfinite(mean))
-          spec_.arg_error("mean", "must be a finite number, got " + num(mean) + " for sample " +
-                                      std::to_string(i) + ".");
-        if (!(stddev >= 0.0) || !std::isfinite(stddev))
-          spec_.arg_error("stddev", "must be a finite number >= 0, got " + num(stddev) +
-                                        " for sample " + std::to_string(i) + ".");
+        const auto [mean, stddev] = gaussian_params(ws, i);
         visit_noise_dtype(in.dtype(), [&](auto t) {
           using T = decltype(t);
           kernels::gaussian_noise(out.data<T>(i), in.data<T>(i), n, mean, stddev, rng);
@@ -112,31 +110,9 @@ class NoiseOp : public Operator {
         break;
       }
       case Noise::kSaltAndPepper: {
-        kernels::SaltAndPepper p;
-        double prob = ws.scalar_arg("prob", i, 0.05);
-        double svp = ws.scalar_arg("salt_vs_pepper", i, 0.5);
-        if (!(prob >= 0.0 && prob <= 1.0))
-          spec_.arg_error("prob", "must be a probability in [0, 1], got " + num(prob) +
-                                      " for sample " + std::to_string(i) + ".");
-        if (!(svp >= 0.0 && svp <= 1.0))
-          spec_.arg_error("salt_vs_pepper", "must be a probability in [0, 1], got " + num(svp) +
-                                                " for sample " + std::to_string(i) + ".");
-        p.prob = static_cast<float>(prob);
-        p.salt_vs_pepper = static_cast<float>(svp);
+        const kernels::SaltAndPepper p = salt_pepper_params(ws, i, in.dtype());
         visit_noise_dtype(in.dtype(), [&](auto t) {
           using T = decltype(t);
-          // Defaults: the type's range for integers, [-1, 1] for floats, as in DALI.
-          constexpr bool fp = std::is_floating_point_v<T>;
-          double salt_default = fp ? 1.0 : static_cast<double>(std::numeric_limits<T>::max());
-          double pepper_default = fp ? -1.0 : static_cast<double>(std::numeric_limits<T>::lowest());
-          double salt = ws.has_arg("salt_val") ? ws.scalar_arg("salt_val", i, 0) : salt_default;
-          double pepper = ws.has_arg("pepper_val") ? ws.scalar_arg("pepper_val", i, 0) : pepper_default;
-          if (std::isnan(salt))
-            spec_.arg_error("salt_val", "must be a number, got nan for sample " + std::to_string(i) + ".");
-          if (std::isnan(pepper))
-            spec_.arg_error("pepper_val", "must be a number, got nan for sample " + std::to_string(i) + ".");
-          p.salt = kernels::salt_pepper_value<T>(salt);
-          p.pepper = kernels::salt_pepper_value<T>(pepper);
           kernels::salt_and_pepper(out.data<T>(i), in.data<T>(i), n, channels_[i], channel_first_, p, rng);
         });
         break;
@@ -155,7 +131,83 @@ class NoiseOp : public Operator {
     }
   }
 
+  // The GPU twin of gaussian and salt-and-pepper noise: the same per-sample parameters and
+  // random streams, one launch for the batch (kernels/cuda/augment_gpu.h). Shot noise has none:
+  // its Poisson draws take a number of random numbers that depends on the values drawn, so where
+  // a value's draws start in the stream is known only after all the values before it.
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    ws.outputs.assign(1, allocate_device_batch(ws, descs[0].dtype, descs[0].shapes, descs[0].layout));
+    Batch& out = ws.outputs[0];
+    std::vector<kernels::cuda::NoiseJob> jobs(in.size());
+    for (size_t k = 0; k < in.size(); ++k) {
+      const int64_t i = static_cast<int64_t>(k);
+      kernels::cuda::NoiseJob& j = jobs[k];
+      j.in = in[k].data;
+      j.out = out[k].data;
+      j.n = volume(in.shape(k));
+      // Workspace::rng()'s stream.
+      j.key = rng_key(ws.spec->seed, static_cast<uint64_t>(ws.spec->instance));
+      j.iteration = static_cast<uint64_t>(ws.iteration);
+      j.sample = static_cast<uint32_t>(ws.origins ? (*ws.origins)[k] : i);
+      if (kind_ == Noise::kGaussian) {
+        std::tie(j.mean, j.stddev) = gaussian_params(ws, i);
+      } else {
+        j.sp = salt_pepper_params(ws, i, in.dtype());
+        j.channels = channels_[k];
+        j.channel_first = channel_first_;
+      }
+    }
+    if (kind_ == Noise::kGaussian) kernels::cuda::gaussian_noise_gpu(ws, in.dtype(), jobs);
+    else kernels::cuda::salt_and_pepper_gpu(ws, in.dtype(), jobs);
+  }
+
  private:
+  // (mean, stddev) of sample i, checked.
+  std::pair<double, double> gaussian_params(const Workspace& ws, int64_t i) const {
+    double mean = ws.scalar_arg("mean", i, 0.0);
+    double stddev = ws.scalar_arg("stddev", i, 1.0);
+    if (!std::isfinite(mean))
+      spec_.arg_error("mean", "must be a finite number, got " + num(mean) + " for sample " +
+                                  std::to_string(i) + ".");
+    if (!(stddev >= 0.0) || !std::isfinite(stddev))
+      spec_.arg_error("stddev", "must be a finite number >= 0, got " + num(stddev) +
+                                    " for sample " + std::to_string(i) + ".");
+    return {mean, stddev};
+  }
+
+  // Sample i's probabilities and values (converted to the element type), checked.
+  kernels::SaltAndPepper salt_pepper_params(const Workspace& ws, int64_t i, DType type) const {
+    kernels::SaltAndPepper p;
+    double prob = ws.scalar_arg("prob", i, 0.05);
+    double svp = ws.scalar_arg("salt_vs_pepper", i, 0.5);
+    if (!(prob >= 0.0 && prob <= 1.0))
+      spec_.arg_error("prob", "must be a probability in [0, 1], got " + num(prob) +
+                                  " for sample " + std::to_string(i) + ".");
+    if (!(svp >= 0.0 && svp <= 1.0))
+      spec_.arg_error("salt_vs_pepper", "must be a probability in [0, 1], got " + num(svp) +
+                                            " for sample " + std::to_string(i) + ".");
+    p.prob = static_cast<float>(prob);
+    p.salt_vs_pepper = static_cast<float>(svp);
+    visit_noise_dtype(type, [&](auto t) {
+      using T = decltype(t);
+      // Defaults: the type's range for integers, [-1, 1] for floats, as in DALI.
+      constexpr bool fp = std::is_floating_point_v<T>;
+      double salt_default = fp ? 1.0 : static_cast<double>(std::numeric_limits<T>::max());
+      double pepper_default = fp ? -1.0 : static_cast<double>(std::numeric_limits<T>::lowest());
+      double salt = ws.has_arg("salt_val") ? ws.scalar_arg("salt_val", i, 0) : salt_default;
+      double pepper = ws.has_arg("pepper_val") ? ws.scalar_arg("pepper_val", i, 0) : pepper_default;
+      if (std::isnan(salt))
+        spec_.arg_error("salt_val", "must be a number, got nan for sample " + std::to_string(i) + ".");
+      if (std::isnan(pepper))
+        spec_.arg_error("pepper_val", "must be a number, got nan for sample " + std::to_string(i) + ".");
+      p.salt = kernels::salt_pepper_value<T>(salt);
+      p.pepper = kernels::salt_pepper_value<T>(pepper);
+    });
+    return p;
+  }
+
   Noise kind_;
   bool per_channel_ = false;
   bool channel_first_ = false;
@@ -180,7 +232,8 @@ STOKER_REGISTER_OP_NAMED(noise_gaussian, "noise.gaussian") {
             .doc = "Mean of the distribution.", .tensor = true})
       .arg({.name = "stddev", .type = ArgType::kFloat, .default_value = 1.0,
             .doc = "Standard deviation of the distribution (>= 0).", .tensor = true, .min = 0.0})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<NoiseOp>(s, Noise::kGaussian); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<NoiseOp>(s, Noise::kGaussian); })
+      STOKER_GPU_TWIN_WITH(NoiseOp, Noise::kGaussian);
 }
 
 STOKER_REGISTER_OP_NAMED(noise_salt_and_pepper, "noise.salt_and_pepper") {
@@ -206,7 +259,8 @@ STOKER_REGISTER_OP_NAMED(noise_salt_and_pepper, "noise.salt_and_pepper") {
             .doc = "Draw the noise for each channel independently. If False, one draw per pixel "
                    "applies to all its channels (the layout's C axis must be first or last; an "
                    "empty layout means channels last)."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<NoiseOp>(s, Noise::kSaltAndPepper); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<NoiseOp>(s, Noise::kSaltAndPepper); })
+      STOKER_GPU_TWIN_WITH(NoiseOp, Noise::kSaltAndPepper);
 }
 
 STOKER_REGISTER_OP_NAMED(noise_shot, "noise.shot") {

@@ -1,6 +1,7 @@
 // filter (and its old name experimental.filter) and laplacian: convolutions over the data axes of
 // images, sequences and volumes. Leading F / C axes are independent planes, a trailing C is
-// interleaved channels, and the remaining 1 to 3 axes are convolved (kernels/cpu/filter).
+// interleaved channels, and the remaining 1 to 3 axes are convolved (kernels/cpu/filter). Both
+// have GPU twins that give the CPU's bits (kernels/cuda/filter_gpu.h).
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -423,6 +424,37 @@ class Laplacian : public Operator {
     });
   }
 
+  // The GPU twin: one job per plane (a frame or planar channel), the sample's terms as setup()
+  // made them (kernels/cuda/filter_gpu.h).
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    ws.outputs.assign(1, allocate_device_batch(ws, descs[0].dtype, descs[0].shapes, descs[0].layout));
+    Batch& out = ws.outputs[0];
+    const size_t es = dtype_size(in.dtype()), os = dtype_size(out.dtype());
+    std::vector<kernels::cuda::SeparableSumJob> jobs;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Shape& s = in.shape(i);
+      int64_t planes = 1;
+      for (int k = 0; k < layout_.lead; ++k) planes *= s[k];
+      kernels::cuda::SeparableSumJob j;
+      j.channels = layout_.channels ? s.back() : 1;
+      j.terms = &terms_[i];
+      int64_t plane = j.channels;
+      const int nd = layout_.axes;
+      for (int d = 0; d < nd; ++d) {
+        j.n[3 - nd + d] = s[layout_.lead + d];
+        plane *= s[layout_.lead + d];
+      }
+      for (int64_t p = 0; p < planes; ++p) {
+        j.in = static_cast<const char*>(in[i].data) + static_cast<size_t>(p * plane) * es;
+        j.out = static_cast<char*>(out[i].data) + static_cast<size_t>(p * plane) * os;
+        jobs.push_back(j);
+      }
+    }
+    kernels::cuda::separable_sum_gpu(ws, out.dtype(), in.dtype(), jobs);
+  }
+
  private:
   // Per data axis d: a second-derivative window along d, smoothing windows along the others, and
   // the partial's scale (arguments ordered outermost first).
@@ -510,7 +542,8 @@ STOKER_REGISTER_OP_NAMED(laplacian, "laplacian") {
                    "and n the number of data axes."})
       .arg({.name = "dtype", .type = ArgType::kDType, .optional = true,
             .doc = "Output data type: the input type (default) or float32."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Laplacian>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Laplacian>(s); })
+      STOKER_GPU_TWIN(Laplacian);
 }
 
 }  // namespace stoker

@@ -3,7 +3,8 @@
 // CV-CUDA; these are their CPU versions with the same arguments and results: the median with the
 // edge pixels replicated, erosion and dilation with CV-CUDA's borders, repeated `iterations` times
 // with the same mask and anchor. Images (HW, HWC, CHW) and sequences of them (FHWC, FCHW); planar
-// channels are filtered plane by plane.
+// channels are filtered plane by plane. The GPU twins (kernels/cuda/augment_gpu.h) give the CPU's
+// results from the same setup.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -13,6 +14,8 @@
 
 #include "core/repr.h"
 #include "kernels/cpu/filter/morphology.h"
+#include "kernels/cuda/augment_gpu.h"
+#include "ops/generic/gpu_twin.h"
 #include "ops/image/image_layout.h"
 #include "pipeline/operator.h"
 
@@ -95,8 +98,40 @@ class RankFilter : public Operator {
     });
   }
 
- private:
+  // The GPU twin: one job per plane, as run_sample() splits a sample (kernels/cuda/augment_gpu.h).
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    ws.outputs.assign(1, allocate_device_batch(ws, descs[0].dtype, descs[0].shapes, descs[0].layout));
+    Batch& out = ws.outputs[0];
+    const size_t es = dtype_size(in.dtype());
+    std::vector<kernels::cuda::RankJob> jobs;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Shape& s = in.shape(i);
+      const int64_t frames = layout_.frames < 0 ? 1 : s[layout_.frames];
+      const int64_t channels = layout_.c < 0 ? 1 : s[layout_.c];
+      kernels::cuda::RankJob j;
+      j.h = s[layout_.h];
+      j.w = s[layout_.w];
+      j.channels = layout_.planar ? 1 : channels;
+      j.window = windows_[i];
+      const int64_t planes = layout_.planar ? frames * channels : frames;
+      const int64_t plane = j.h * j.w * j.channels;
+      for (int64_t p = 0; p < planes; ++p) {
+        j.in = static_cast<const char*>(in[i].data) + static_cast<size_t>(p * plane) * es;
+        j.out = static_cast<char*>(out[i].data) + static_cast<size_t>(p * plane) * es;
+        jobs.push_back(j);
+      }
+    }
+    if (kind_ == RankKind::kMedian)
+      kernels::cuda::median_blur_gpu(ws, in.dtype(), jobs);
+    else
+      kernels::cuda::morphology_gpu(ws, in.dtype(),
+                                    kind_ == RankKind::kErode ? kernels::MorphOp::kErode : kernels::MorphOp::kDilate,
+                                    border_, iterations_, jobs);
+  }
 
+ private:
   static PlaneLayout plane_layout(const std::string& l) {
     if (l == "HW") return {-1, 0, 1, -1, false};
     if (l == "HWC") return {-1, 0, 1, 2, false};
@@ -200,7 +235,8 @@ STOKER_REGISTER_OP_NAMED(experimental_median_blur, "experimental.median_blur") {
             .doc = "The size of the window over which the smoothing is performed: (width, height), "
                    "odd, or one value for a square.",
             .tensor = true, .list_min = 1, .list_max = 2})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<RankFilter>(s, RankKind::kMedian); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<RankFilter>(s, RankKind::kMedian); })
+      STOKER_GPU_TWIN_WITH(RankFilter, RankKind::kMedian);
 }
 
 STOKER_REGISTER_OP_NAMED(experimental_erode, "experimental.erode") {
@@ -209,7 +245,8 @@ STOKER_REGISTER_OP_NAMED(experimental_erode, "experimental.erode") {
                          "anchor (as OpenCV's erode with a rectangular kernel).") +
              kLayoutsDoc);
   morphology_args(schema);
-  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<RankFilter>(s, RankKind::kErode); });
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<RankFilter>(s, RankKind::kErode); })
+      STOKER_GPU_TWIN_WITH(RankFilter, RankKind::kErode);
 }
 
 STOKER_REGISTER_OP_NAMED(experimental_dilate, "experimental.dilate") {
@@ -218,7 +255,8 @@ STOKER_REGISTER_OP_NAMED(experimental_dilate, "experimental.dilate") {
                          "anchor (as OpenCV's dilate with a rectangular kernel).") +
              kLayoutsDoc);
   morphology_args(schema);
-  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<RankFilter>(s, RankKind::kDilate); });
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<RankFilter>(s, RankKind::kDilate); })
+      STOKER_GPU_TWIN_WITH(RankFilter, RankKind::kDilate);
 }
 
 }  // namespace stoker

@@ -1,15 +1,18 @@
 // experimental.remap: output(x, y) = input(mapx(x, y), mapy(x, y)), sampled by the shared warp
 // kernel (kernels/cpu/warp/warp.h) with a per-pixel RowMap that reads the two maps. DALI 2.4 has
 // it on the GPU only (NPP's remap); this is its CPU version: the same inputs, pixel origins and
-// constant-zero border. "center" is OpenCV's convention (pixel (i, j) centred at (i, j)), and with
-// INTERP_NN it picks OpenCV's pixel (the map rounded half to even); "corner" puts pixel (i, j) on
-// [i, i+1) x [j, j+1), so a map value k reads pixel k.
+// constant-zero border; its GPU twin runs the same sampler in kernels/cuda/warp_gpu. "center" is
+// OpenCV's convention (pixel (i, j) centred at (i, j)), and with INTERP_NN it picks OpenCV's
+// pixel (the map rounded half to even); "corner" puts pixel (i, j) on [i, i+1) x [j, j+1), so a
+// map value k reads pixel k.
 #include <cmath>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/warp/warp.h"
+#include "kernels/cuda/warp_gpu.h"
+#include "ops/generic/gpu_twin.h"
 #include "ops/image/image_types.h"
 #include "pipeline/operator.h"
 
@@ -148,6 +151,51 @@ class Remap : public Operator {
     });
   }
 
+  // The GPU twin: one job per sample in the shared warp kernel (kernels/cuda/warp_gpu.h), which
+  // samples as kernels::warp does. The maps may be CPU inputs (uploaded with the launch's
+  // parameters) or GPU ones (read where they are).
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    ws.outputs.assign(1, allocate_device_batch(ws, descs[0].dtype, descs[0].shapes, descs[0].layout));
+    Batch& out = ws.outputs[0];
+    const Batch& mx = ws.input(1);
+    const Batch& my = ws.input(2);
+    DeviceParams host_maps(ws);
+    const bool x_host = mx.memory() != MemoryKind::kDevice, y_host = my.memory() != MemoryKind::kDevice;
+    std::vector<size_t> x_at(in.size()), y_at(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (x_host) x_at[i] = host_maps.add(mx.data<float>(i), static_cast<size_t>(volume(mx.shape(i))));
+      if (y_host) y_at[i] = host_maps.add(my.data<float>(i), static_cast<size_t>(volume(my.shape(i))));
+    }
+    if (x_host || y_host) host_maps.upload();
+    const size_t k = sequence_ ? 1 : 0;
+    std::vector<kernels::cuda::WarpJob> jobs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Shape& si = in.shape(i);
+      const Shape& so = out.shape(i);
+      kernels::cuda::WarpJob& j = jobs[i];
+      j.in = in[i].data;
+      j.out = out[i].data;
+      j.frames = sequence_ ? si[0] : 1;
+      j.in_h = si[k];
+      j.in_w = si[k + 1];
+      j.channels = si[k + 2];
+      j.out_h = so[k];
+      j.out_w = so[k + 1];
+      j.kind = kernels::cuda::WarpMapKind::kRemap;
+      j.interp = interp_;
+      j.border.clamp = false;  // constant 0, as run_sample()
+      j.border.fill = 0.0f;
+      j.mapx = x_host ? host_maps.device<float>(x_at[i]) : static_cast<const float*>(mx[i].data);
+      j.mapy = y_host ? host_maps.device<float>(y_at[i]) : static_cast<const float*>(my[i].data);
+      j.map_frame = maps_[0].frames >= 0 ? j.out_h * j.out_w : 0;
+      j.remap_round = center_ && interp_ == kernels::WarpInterp::kNearest;
+      j.remap_shift = center_ ? 0.5f : 0.0f;
+    }
+    kernels::cuda::warp_gpu(ws, out.dtype(), in.dtype(), jobs);
+  }
+
  private:
   static std::string map_name(int k) { return k == 1 ? "mapx" : "mapy"; }
 
@@ -200,7 +248,8 @@ STOKER_REGISTER_OP_NAMED(experimental_remap, "experimental.remap") {
                    "(upper-left corner or center) is interpreted as its origin. To match OpenCV, "
                    "pick \"center\".",
             .choices = {"corner", "center"}})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Remap>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Remap>(s); })
+      STOKER_GPU_TWIN(Remap);
 }
 
 }  // namespace stoker
