@@ -21,6 +21,11 @@ ls /usr/include/openjpeg-2*/openjpeg.h >/dev/null 2>&1 || _need_apt+=(libopenjp2
 # them those operators say "built without libsndfile" / "built without libsoxr".
 [ -f /usr/include/sndfile.h ] || _need_apt+=(libsndfile1-dev)
 [ -f /usr/include/soxr.h ] || _need_apt+=(libsoxr-dev)
+# Optional video: FFmpeg (readers.video, decoders.video); without it those operators say
+# "built without FFmpeg".
+[ -f /usr/include/x86_64-linux-gnu/libavformat/avformat.h ] || [ -f /usr/include/libavformat/avformat.h ] || _need_apt+=(libavformat-dev)
+[ -f /usr/include/x86_64-linux-gnu/libavcodec/avcodec.h ] || [ -f /usr/include/libavcodec/avcodec.h ] || _need_apt+=(libavcodec-dev)
+[ -f /usr/include/x86_64-linux-gnu/libswscale/swscale.h ] || [ -f /usr/include/libswscale/swscale.h ] || _need_apt+=(libswscale-dev)
 if [ ${#_need_apt[@]} -gt 0 ]; then
   echo "Installing system packages: ${_need_apt[*]}"
   if [ "$(id -u)" = 0 ]; then _sudo=""; else _sudo="sudo"; fi
@@ -30,7 +35,7 @@ fi
 _need_pip=()
 for _m in numpy:numpy pybind11:pybind11 scikit_build_core:scikit-build-core pytest:pytest \
           PIL:pillow cv2:opencv-python-headless scipy:scipy ninja:ninja cmake:cmake \
-          soundfile:soundfile librosa:librosa; do
+          soundfile:soundfile librosa:librosa av:av==18.1.0; do
   python3 -c "import ${_m%%:*}" 2>/dev/null || _need_pip+=("${_m##*:}")
 done
 if [ ${#_need_pip[@]} -gt 0 ]; then
@@ -50,6 +55,7 @@ if [ "${STOKER_TEST_DEPS:-0}" = 1 ]; then
   python3 -c "import tifffile" 2>/dev/null || _need_pip+=("tifffile")  # writes tiled/planar TIFF fixtures
   python3 -c "import pycocotools" 2>/dev/null || _need_pip+=("pycocotools")  # readers.coco masks reference
   python3 -c "import numba" 2>/dev/null || _need_pip+=("numba")  # compiles numba_function's run_fn/setup_fn
+  python3 -c "import mypy" 2>/dev/null || _need_pip+=("mypy")  # checks the .pyi stubs (test_stubs.py)
   # DALI 2.4 itself, the reference the DALI-semantics tests compare against (its CPU operators
   # run without a GPU).
   python3 -c "import nvidia.dali" 2>/dev/null || _need_pip+=("nvidia-dali-cuda130==2.4.0")

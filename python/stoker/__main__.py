@@ -3,6 +3,13 @@
     python -m stoker demo --data DIR [--batch-size 64] [--threads N] [--batches 20] [--out out]
     python -m stoker ops                 # lists the operators
     python -m stoker ops --dali          # DALI's operators and which stoker has (Markdown)
+    python -m stoker stubs [--check]     # writes (or checks) the typing stubs fn/ops/types.pyi
+
+Other tools:
+    python -m stoker.tfrecord index FILE [INDEX]   # the index readers.tfrecord's index_path takes
+    python -m stoker.compat.dali SCRIPT.py [ARGS]  # runs a DALI script with nvidia.dali -> stoker
+
+Without a command it prints this help. Environment variables: docs/ENVIRONMENT.md.
 """
 import argparse
 import os
@@ -81,10 +88,10 @@ def _ops(args):
     if args.dali:
         print(dali_table())
         return 0
-    from ._schema import SCHEMAS
+    from ._schema import SCHEMAS, is_internal
     for name in sorted(SCHEMAS):
-        if name.startswith("_"):
-            continue  # internal operators
+        if is_internal(name):
+            continue
         s = SCHEMAS[name]
         print(f"{name:32s} {','.join(s['backends']):10s} {s['doc'].splitlines()[0][:80]}")
     return 0
@@ -117,10 +124,24 @@ def dali_table():
         ["", "Deprecated DALI names stoker accepts: " + ", ".join(f"`{a}`" for a in aliases) + "."])
 
 
+def _stubs(args):
+    from . import _stubs
+    changed = _stubs.write(args.out, check=args.check)
+    if args.check:
+        for path in changed:
+            print(f"out of date: {path} (run `python -m stoker stubs --out DIR` to rewrite it)")
+        return 1 if changed else 0
+    for path in changed:
+        print(f"wrote {path}")
+    if not changed:
+        print("stubs up to date")
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="stoker", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub = ap.add_subparsers(dest="cmd")
     d = sub.add_parser("demo", help="run a training-style pipeline, print images/s, write a PNG grid")
     d.add_argument("--data", required=True, help="folder with one sub-folder of images per class")
     d.add_argument("--batch-size", type=int, default=64)
@@ -134,7 +155,17 @@ def main(argv=None):
     o.add_argument("--dali", action="store_true",
                    help="DALI's operators and which of them stoker has, as a Markdown table")
     o.set_defaults(func=_ops)
+    t = sub.add_parser("stubs", help="write the typing stubs (fn.pyi, ops.pyi, types.pyi, "
+                       "py.typed) from the operator schemas")
+    t.add_argument("--out", default=None,
+                   help="folder to write them into (default: the installed stoker package)")
+    t.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 and name the files that differ")
+    t.set_defaults(func=_stubs)
     args = ap.parse_args(argv)
+    if args.cmd is None:
+        ap.print_help()
+        return 0
     return args.func(args)
 
 

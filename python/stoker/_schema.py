@@ -14,6 +14,15 @@ SCHEMAS = {s["name"]: s for s in _C.schemas()}
 
 _COMMON = ("device", "name", "preserve", "bytes_per_sample_hint")
 
+# Operators behind Python syntax (a + b: arithmetic_generic) rather than called by name; like
+# the "_" ones (_tensor_subscript, _conditional.*) they are not put in fn or ops.
+_INTERNAL_OPS = frozenset({"arithmetic_generic"})
+
+
+def is_internal(op_name):
+    """Whether an operator is stoker's own plumbing, absent from fn and ops."""
+    return op_name.startswith("_") or op_name in _INTERNAL_OPS
+
 
 # Operators whose Python call is more than keyword arguments mapped onto the schema: a dict
 # argument (readers.tfrecord's features), a Python callable (external_source's source), outputs
@@ -356,7 +365,7 @@ def build_namespace(module_name, factory):
     aliases of those, and (empty) every namespace DALI has, so that fn.segmentation.X names the
     missing operator instead of failing on fn.segmentation."""
     root = {}
-    names = [(n, n) for n in SCHEMAS if not n.startswith("_")]  # "_": internal operators
+    names = [(n, n) for n in SCHEMAS if not is_internal(n)]
     names += sorted(dali_aliases().items())
     for path, op_name in names:
         parts = path.split(".")

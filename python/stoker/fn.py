@@ -2,58 +2,29 @@
 
 Generated at import from stoker's operator schemas; each function's docstring lists its
 arguments. Call them while a pipeline is being defined; they return DataNodes.
+
+Only operators and their namespaces (``fn.readers``, ``fn.decoders``, ...) are public here, as
+in DALI's ``nvidia.dali.fn``; the module is built by a function that leaves nothing else behind.
+The typing stubs beside this file (``fn.pyi``) come from the same schemas
+(``python -m stoker stubs``).
 """
-import sys
-
-from . import types as _types
-from ._schema import SCHEMAS, build_namespace, make_fn, namespace_getattr, record_op
-from .pipeline import DataNode
-
-_tree, _to_module = build_namespace(__name__, make_fn)
-__getattr__ = namespace_getattr("fn", "")
-__all__ = sorted(_tree)
-for _k, _v in _tree.items():
-    if isinstance(_v, dict):
-        _m = _to_module(f"{__name__}.{_k}", _v)
-        sys.modules[f"{__name__}.{_k}"] = _m
-        globals()[_k] = _m
-    else:
-        globals()[_k] = _v
 
 
-_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%",
-            "pow": "**", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
-            "bitand": "&", "bitor": "|", "bitxor": "^", "neg": "-", "abs": "abs()"}
+def _install():
+    import sys
+
+    from ._schema import build_namespace, make_fn, namespace_getattr
+
+    this = sys.modules[__name__]
+    tree, to_module = build_namespace(__name__, make_fn)
+    for name, value in tree.items():
+        if isinstance(value, dict):
+            value = to_module(f"{__name__}.{name}", value)
+            sys.modules[f"{__name__}.{name}"] = value
+        setattr(this, name, value)
+    this.__getattr__ = namespace_getattr("fn", "")
+    return sorted(tree)
 
 
-def _arithmetic(op, *operands, reflected=False, display=None):
-    """Builds the operator behind `left <op> right` (or `-x`, or a stoker.math function of up to
-    three operands) where at least one operand is a DataNode; None operands are left out."""
-    operands = [x for x in operands if x is not None]
-    if reflected:
-        operands.reverse()
-    display = display or f"operator {_SYMBOLS.get(op, op)}"
-    nodes, kwargs = [], {"op": op, "_display_name": display}
-    constants, dtypes, positions = [], [], []
-    for pos, x in enumerate(operands):
-        if isinstance(x, DataNode):
-            nodes.append(x)
-            continue
-        c = x if isinstance(x, _types.Constant) else _types.Constant(x)
-        if isinstance(c, DataNode):  # a list or an array: a constant node, broadcast per sample
-            nodes.append(c)
-            continue
-        if not isinstance(c.value, (bool, int, float)):
-            raise TypeError(f"{display}: operand {pos} must be a DataNode or a number, got "
-                            f"{type(c.value).__name__} {c.value!r}.")
-        constants.append(float(c.value))
-        dtypes.append(c.dtype)
-        positions.append(pos)
-    if not nodes:
-        raise TypeError(f"{display} needs at least one operand that is a DataNode (the output of "
-                        f"an operator), got only constants: {operands!r}.")
-    if constants:
-        kwargs.update(constants=constants, constant_dtypes=dtypes, constant_positions=positions)
-    if any(n.device == "gpu" for n in nodes):  # as DALI: a GPU operand takes the rest along
-        nodes = [n.gpu() if n.device == "cpu" else n for n in nodes]
-    return record_op("arithmetic_generic", nodes, kwargs)
+__all__ = _install()
+del _install

@@ -11,7 +11,7 @@ fabs, floor, ceil, ...) give float32 for integer inputs and keep float64 and flo
 max, pow and clamp keep the promoted type of their operands (uint8 with int32 gives int32).
 Boolean operands alone are refused, as in DALI.
 """
-from .fn import _arithmetic
+from ._arithmetic import arithmetic as _arithmetic
 
 __all__ = ["abs", "fabs", "floor", "ceil", "clamp", "min", "max", "pow", "fpow", "sqrt", "rsqrt",
            "cbrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",

@@ -130,7 +130,7 @@ class DataNode:
 
     # Arithmetic: each builds an 'arithmetic_generic' operator.
     def _bin(self, other, op, reflected=False):
-        from .fn import _arithmetic
+        from ._arithmetic import arithmetic as _arithmetic
         return _arithmetic(op, self, other, reflected=reflected)
 
     def __add__(self, o): return self._bin(o, "add")
@@ -161,14 +161,14 @@ class DataNode:
     def __ge__(self, o): return self._bin(o, "ge")
 
     def __neg__(self):
-        from .fn import _arithmetic
+        from ._arithmetic import arithmetic as _arithmetic
         return _arithmetic("neg", self, None)
 
     def __pos__(self):
         return self
 
     def __abs__(self):
-        from .fn import _arithmetic
+        from ._arithmetic import arithmetic as _arithmetic
         return _arithmetic("abs", self, None)
 
     def __getitem__(self, key):
@@ -238,6 +238,13 @@ class Pipeline:
     the batches that would have come next, across epochs and shards; the checkpoint's seed
     replaces the pipeline's. A checkpoint from another pipeline (other readers or arguments,
     batch size, data set size) raises ValueError naming what differs.
+
+    Serialized pipelines: ``serialize()`` returns the pipeline's definition as bytes (its
+    parameters and every operator with its arguments; stoker's own versioned format) and
+    ``Pipeline.deserialize(bytes)`` (or ``filename=``) makes the pipeline again, built, giving
+    the same batches; keyword arguments override the serialized parameters. External sources
+    travel by name and are fed with ``feed_input(name, data)``; Python code (a source callable,
+    python_function) cannot be serialized.
 
     ``exec_pipelined=True`` (the default) runs the stages on threads of their own: the CPU
     operators (readers) of the next batch run while the mixed and GPU operators work on this
@@ -519,9 +526,9 @@ class Pipeline:
                 f.write(text)
         return text
 
-    def _serialize(self):
-        # Keep what the outputs need (and preserve=True operators), in definition order, which
-        # is topological since a node exists only after its inputs.
+    def _kept_ops(self):
+        """The operators the outputs need (and preserve=True ones), in definition order (which
+        is topological: a node exists only after its inputs), and the outputs."""
         needed = set()
         stack = [o.op for o in self._outputs] + [r for r in self._ops if r.preserve]
         while stack:
@@ -531,7 +538,11 @@ class Pipeline:
             needed.add(r.index)
             stack.extend(n.op for n in r.inputs)
             stack.extend(n.op for n in r.tensor_args.values())
-        kept = [r for r in self._ops if r.index in needed]
+        return [r for r in self._ops if r.index in needed], self._outputs
+
+    def _serialize(self):
+        """The graph as the executor takes it."""
+        kept, _ = self._kept_ops()
         new_index = {r.index: k for k, r in enumerate(kept)}
         ref = lambda n: (new_index[n.op.index], n.output)  # noqa: E731
         ops = []
@@ -543,6 +554,73 @@ class Pipeline:
                 "name": r.name, "location": r.location,
             })
         return ops, [ref(o) for o in self._outputs]
+
+    # ---- serialized pipelines
+    def serialize(self, define_graph=None, filename=None):
+        """The pipeline's definition as bytes (stoker's own versioned format): its parameters
+        (batch_size, num_threads, device_id, seed, prefetch_queue_depth, exec_pipelined,
+        exec_async, enable_checkpointing, output_dtype/ndim/layout) and every operator the
+        outputs need, with its arguments. Also written to `filename` when given. Not the
+        pipeline's state: take a checkpoint() for that.
+
+        Python code cannot be serialized: an fn.external_source must have no source and a
+        name (the deserialized pipeline is fed with ``feed_input(name, data)``), and
+        python_function / numba_function raise ValueError. ``define_graph`` (deprecated, as in
+        DALI) is used instead of the define_graph() method when given."""
+        if define_graph is not None:
+            if not callable(define_graph):
+                raise TypeError("Pipeline.serialize: define_graph must be a callable (it is "
+                                "deprecated, as in DALI)" + (
+                                    "; to write a file, use serialize(filename=...)."
+                                    if isinstance(define_graph, str) else "."))
+            if self._outputs is not None:
+                raise RuntimeError("Pipeline.serialize: define_graph was given, but this "
+                                   "pipeline's outputs are already defined; leave it out.")
+            if self._batch_size is None:
+                raise ValueError("Pipeline: batch_size is required (a positive int).")
+            with self:
+                outs = define_graph()
+            self.set_outputs(*(outs if isinstance(outs, (list, tuple)) else (outs,)))
+        self._define()
+        self._descs_per_output()
+        from . import _serialize
+        data = _serialize.dumps(self)
+        if filename is not None:
+            with open(filename, "wb") as f:
+                f.write(data)
+        return data
+
+    @classmethod
+    def deserialize(cls, serialized_pipeline=None, filename=None, **kwargs):
+        """The pipeline that serialize() wrote, built. Give exactly one of
+        `serialized_pipeline` (the bytes) and `filename`. The serialized parameters are used
+        unless keyword arguments (any of Pipeline()'s) override them: e.g. ``batch_size=``,
+        ``num_threads=``, ``device_id=``, ``seed=``, ``prefetch_queue_depth=``, and
+        ``enable_checkpointing=True, checkpoint=...`` to resume from a checkpoint (DALI ignores
+        ``checkpoint`` here). External sources are fed with ``feed_input(name, data)``."""
+        from . import _serialize
+        if (serialized_pipeline is None) == (filename is None):
+            raise ValueError(
+                "Pipeline.deserialize: give exactly one of serialized_pipeline (the bytes "
+                "Pipeline.serialize() returned) and filename (a file serialize(filename=...) "
+                f"wrote); got {'both' if filename is not None else 'neither'}.")
+        unknown = sorted(set(kwargs) - set(_PIPELINE_ARGS))
+        if unknown:
+            raise TypeError(f"Pipeline.deserialize: unknown pipeline argument(s): "
+                            f"{', '.join(unknown)}; it takes Pipeline()'s keywords.")
+        if filename is not None:
+            with open(filename, "rb") as f:
+                serialized_pipeline = f.read()
+        doc = _serialize.loads(serialized_pipeline)
+        params = _serialize.pipeline_params(doc)
+        if kwargs.get("max_batch_size") is not None and kwargs.get("batch_size") in (None, -1):
+            params.pop("batch_size")  # DALI's newer name for it overrides the serialized one
+        params.update(kwargs)
+        pipe = cls.__new__(cls)
+        Pipeline.__init__(pipe, **params)
+        _serialize.restore_graph(pipe, doc)
+        pipe.build()
+        return pipe
 
     # ---- running
     def run(self):

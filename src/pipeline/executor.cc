@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/log.h"
+
 namespace stoker {
 
 Executor::Executor(ExecutorParams params, std::vector<GraphOp> graph, std::vector<NodeRef> outputs)
@@ -178,7 +180,8 @@ std::string sample_context(const OpSpec& spec, const Workspace& ws, int64_t samp
 
 namespace {
 
-// STOKER_TRACE_STAGES=1: each stage's iterations and operators on stderr, as they start.
+// STOKER_TRACE_STAGES=1: each stage's iterations and operators, as they start, logged at debug
+// level (core/log.h).
 bool trace_stages() {
   static const bool on = std::getenv("STOKER_TRACE_STAGES") != nullptr;
   return on;
@@ -273,16 +276,23 @@ std::shared_ptr<const Executor::States> Executor::snapshot() const {
 
 void Executor::record_errors(const std::vector<IterationErrors::Entry>& entries) {
   if (entries.empty()) return;
-  std::lock_guard<std::mutex> g(stats_mu_);
-  for (const auto& e : entries) {
-    ErrorStats& st = error_stats_[e.op];
-    (e.replaced ? st.replaced : st.skipped)++;
-    if (st.logged.insert(e.source).second) {
-      if (st.sources.size() < 10000) st.sources.push_back(e.source);
-      std::fprintf(stderr, "stoker: %s '%s' in %s: %s\n", e.replaced ? "replaced" : "skipped",
-                   e.source.c_str(), e.op.c_str(), e.reason.c_str());
+  std::vector<const IterationErrors::Entry*> first_time;
+  {
+    std::lock_guard<std::mutex> g(stats_mu_);
+    for (const auto& e : entries) {
+      ErrorStats& st = error_stats_[e.op];
+      (e.replaced ? st.replaced : st.skipped)++;
+      if (st.logged.insert(e.source).second) {
+        if (st.sources.size() < 10000) st.sources.push_back(e.source);
+        first_time.push_back(&e);
+      }
     }
   }
+  // Logged outside the lock: the sink may wait for the GIL, whose holder may be reading
+  // error_stats().
+  for (const auto* e : first_time)
+    log_message(LogLevel::kWarning, "stoker: %s '%s' in %s: %s", e->replaced ? "replaced" : "skipped",
+                e->source.c_str(), e->op.c_str(), e->reason.c_str());
 }
 
 std::map<std::string, Executor::ErrorStats> Executor::error_stats() const {
@@ -390,8 +400,8 @@ void Executor::run_attempt(Iteration& it, int first, int last, IterationErrors& 
 
     op_times_[k].iterations++;
     if (trace_stages())
-      std::fprintf(stderr, "stoker: iteration %lld: %s\n", (long long)iteration,
-                   op.spec().display_name().c_str());
+      log_message(LogLevel::kDebug, "stoker: iteration %lld: %s", (long long)iteration,
+                  op.spec().display_name().c_str());
     Clock::time_point t = Clock::now();
     if (!op.sample_wise()) {
       try {
@@ -518,10 +528,10 @@ void Executor::stage_main(int stage) {
     lk.unlock();
     auto t = std::chrono::steady_clock::now();
     const bool trace = trace_stages();
-    if (trace) std::fprintf(stderr, "stoker stage %d: iteration %lld starts\n", stage, (long long)it->result.iteration);
+    if (trace) log_message(LogLevel::kDebug, "stoker stage %d: iteration %lld starts", stage, (long long)it->result.iteration);
     run_stages(*it, stage, stage);
     release_consumed(*it, stage);
-    if (trace) std::fprintf(stderr, "stoker stage %d: iteration %lld ends\n", stage, (long long)it->result.iteration);
+    if (trace) log_message(LogLevel::kDebug, "stoker stage %d: iteration %lld ends", stage, (long long)it->result.iteration);
     stage_times_[stage].busy += std::chrono::duration_cast<std::chrono::nanoseconds>(
                                     std::chrono::steady_clock::now() - t).count();
     stage_times_[stage].iterations++;

@@ -1,7 +1,10 @@
 // stoker._C: the private extension module. The public API is the Python package around it.
 #include <pybind11/numpy.h>
 
+#include <cstdio>
+
 #include "core/error.h"
+#include "core/log.h"
 #include "python/common.h"
 #ifdef STOKER_WITH_CUDA
 #include "core/cuda/cuda_util.h"
@@ -120,6 +123,33 @@ py::dict schema_dict(const OpSchema& s) {
   return d;
 }
 
+// core/log.h's sink while the interpreter runs: Python's logging, logger "stoker", at the
+// message's level. Called from any thread; it takes the GIL. Past the interpreter's start of
+// exit (a thread that asks for the GIL then is stopped where it stands), or where logging
+// fails, the line goes to stderr.
+void log_to_python(LogLevel level, const std::string& message) {
+#if PY_VERSION_HEX >= 0x030D0000
+  const bool running = Py_IsInitialized() && !Py_IsFinalizing();
+#else
+  const bool running = Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
+  if (running) {
+    py::gil_scoped_acquire gil;
+    try {
+      // A path in the message may hold bytes that are not UTF-8: escaped, as in errors.
+      py::object text = py::reinterpret_steal<py::object>(PyUnicode_DecodeUTF8(
+          message.data(), static_cast<Py_ssize_t>(message.size()), "backslashreplace"));
+      if (!text) throw py::error_already_set();
+      py::module_::import("logging").attr("getLogger")("stoker").attr("log")(
+          static_cast<int>(level), text);
+      return;
+    } catch (...) {
+      PyErr_Clear();
+    }
+  }
+  std::fprintf(stderr, "%s\n", message.c_str());
+}
+
 }  // namespace
 
 }  // namespace stoker::python
@@ -129,6 +159,10 @@ PYBIND11_MODULE(_C, m) {
   using namespace stoker;
   using namespace stoker::python;
   m.doc() = "stoker's C++ core. Use the public package `stoker` instead.";
+
+  set_log_sink(&log_to_python);
+  // From the interpreter's exit on, straight to stderr (see log_to_python).
+  py::module_::import("atexit").attr("register")(py::cpp_function([] { set_log_sink(nullptr); }));
 
   static py::exception<Error> decode_error(m, "DecodeError", PyExc_RuntimeError);
   static py::exception<Error> internal_error(m, "InternalError", PyExc_RuntimeError);

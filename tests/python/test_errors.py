@@ -148,7 +148,7 @@ def test_deleting_a_running_pipeline_joins_its_threads(jpeg_dir):
     assert os_threads() == base
 
 
-def test_reader_skip_policy_fills_the_batch_with_the_next_files(tmp_path, jpeg_files, capfd):
+def test_reader_skip_policy_fills_the_batch_with_the_next_files(tmp_path, jpeg_files, caplog):
     good = [p for p, _ in jpeg_files[:6]]
     files = good[:2] + [str(tmp_path / "gone.jpg")] + good[2:]
 
@@ -172,7 +172,7 @@ def test_reader_skip_policy_fills_the_batch_with_the_next_files(tmp_path, jpeg_f
         (data, _l) = p.run()
         assert files[2] not in [data.source_info(i) for i in range(4)]
     assert p.error_stats()[op]["skipped"] == 1
-    err = capfd.readouterr().err
+    err = "\n".join(r.getMessage() for r in caplog.records if r.name == "stoker")
     assert err.count("stoker: skipped") == 1 and "gone.jpg" in err
 
 

@@ -11,6 +11,7 @@
 
 #include "core/cuda/cuda_memory.h"
 #include "core/error.h"
+#include "core/log.h"
 
 namespace stoker::nvjpeg {
 
@@ -41,8 +42,8 @@ namespace {
 // pipeline's, or this one's prefetching) never returns on the H100 (core/cuda/cuda_memory.cc).
 // A free nvJPEG orders on a stream waits for that stream's work; one it makes without a stream
 // (state and handle teardown) first waits for this decoder's streams.
-// nvJPEG reports a failed allocation only as NVJPEG_STATUS_ALLOCATOR_FAILURE; the reason goes
-// to stderr.
+// nvJPEG reports a failed allocation only as NVJPEG_STATUS_ALLOCATOR_FAILURE; the reason is
+// logged (Python: logger "stoker").
 int allocation_failed(const char* what, size_t size) {
   std::string why = "unknown error";
   try {
@@ -51,8 +52,8 @@ int allocation_failed(const char* what, size_t size) {
     why = e.what();
   } catch (...) {
   }
-  std::fprintf(stderr, "stoker: nvJPEG asked for %zu bytes of %s memory, which failed: %s\n",
-               size, what, why.c_str());
+  log_message(LogLevel::kWarning, "stoker: nvJPEG asked for %zu bytes of %s memory, which failed: %s",
+              size, what, why.c_str());
   return 1;
 }
 

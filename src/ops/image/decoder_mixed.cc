@@ -32,6 +32,7 @@
 #include <mutex>
 
 #include "codecs/nvjpeg/nvjpeg_decoder.h"
+#include "core/log.h"
 #include "core/cuda/cuda_util.h"
 #include "kernels/cuda/lookup_gpu.h"
 #include "kernels/cuda/resample_gpu.h"
@@ -100,15 +101,16 @@ bool stored_as_rgb(const uint8_t* data, size_t size) {
 }  // namespace
 
 namespace {
-// STOKER_TRACE_MIXED=1: the time of each phase of every 16th batch on stderr (for profiling);
-// STOKER_TRACE_MIXED_EVERY=1: each phase as it ends, every batch (for finding a stall).
+// STOKER_TRACE_MIXED=1: the time of each phase of every 16th batch (for profiling);
+// STOKER_TRACE_MIXED_EVERY=1: each phase as it ends, every batch (for finding a stall). Both
+// logged at debug level (core/log.h).
 struct PhaseClock {
   bool on = std::getenv("STOKER_TRACE_MIXED") != nullptr;
   bool every = std::getenv("STOKER_TRACE_MIXED_EVERY") != nullptr;
   std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
   std::string line;
   void lap(const char* name) {
-    if (every) std::fprintf(stderr, "stoker mixed decoder: %s done\n", name);
+    if (every) log_message(LogLevel::kDebug, "stoker mixed decoder: %s done", name);
     if (!on) return;
     auto now = std::chrono::steady_clock::now();
     char buf[64];
@@ -449,8 +451,8 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
 
   clock.lap("post");
   if (clock.on)
-    std::fprintf(stderr, "stoker mixed decoder: %lld images (%zu hw, %zu cuda, %zu cpu), ms:%s\n",
-                 static_cast<long long>(n), hw.size(), cuda.size(), cpu.size(), clock.line.c_str());
+    log_message(LogLevel::kDebug, "stoker mixed decoder: %lld images (%zu hw, %zu cuda, %zu cpu), ms:%s",
+                static_cast<long long>(n), hw.size(), cuda.size(), cpu.size(), clock.line.c_str());
   for (int64_t i = 0; i < n; ++i) {
     mixed_->routed[static_cast<int>(route[i])]++;
     if (route[i] != Route::kCpu && !decoded[i].whole()) mixed_->windows++;
