@@ -3,6 +3,7 @@ list(APPEND STOKER_SOURCES
   src/core/batch.cc
   src/core/dtype.cc
   src/core/memory.cc
+  src/core/run_time_library.cc
   src/core/thread_pool.cc)
 list(APPEND STOKER_TEST_SOURCES
   tests/cpp/core/core_test.cc

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "core/run_time_library.h"
 
 namespace stoker::nvjpeg {
 
@@ -17,12 +18,6 @@ std::vector<std::string> default_candidates() {
 }
 
 namespace {
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
 
 // Resolves every function from `lib` into *api; the names of missing required ones go to
 // *missing. Function pointers come from dlsym as void*, which POSIX guarantees converts.
@@ -38,48 +33,28 @@ void resolve(void* lib, Api* api, std::vector<std::string>* missing) {
 #undef STOKER_NVJPEG_RESOLVE
 }
 
+const RunTimeLibrary kNvjpeg{
+    "nvJPEG", "libnvjpeg",
+    "install the CUDA toolkit's nvJPEG or run on the CPU (device='cpu'). A library outside the "
+    "loader's search path is found through LD_LIBRARY_PATH or "
+    "STOKER_NVJPEG_LIBRARY=/path/to/libnvjpeg.so.13.",
+    "Install the nvJPEG of CUDA 12 or later, or run on the CPU (device='cpu')"};
+
 }  // namespace
 
 bool load(const std::vector<std::string>& candidates, Api* api, std::string* why) {
-  std::string first_error, too_old;
-  for (const std::string& name : candidates) {
-    dlerror();
-    void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      const char* err = dlerror();
-      if (first_error.empty()) first_error = err ? err : name + ": cannot be loaded";
-      continue;
-    }
-    Api a;
-    std::vector<std::string> missing;
-    resolve(lib, &a, &missing);
-    Dl_info info{};
-    a.path = dladdr(reinterpret_cast<void*>(a.nvjpegGetProperty), &info) && info.dli_fname
-                 ? info.dli_fname
-                 : name;
-    if (!missing.empty()) {
-      // Kept loaded on purpose: a library is never unloaded (its destructors and static
-      // state may be in use by another component that loaded it too).
-      if (too_old.empty())
-        too_old = "nvJPEG at " + a.path + " lacks " + join(missing) +
-                  ": it is older than stoker needs. Install the nvJPEG of CUDA 12 or later, or "
-                  "run on the CPU (device='cpu')";
-      continue;
-    }
-    for (int i = 0; i < 3; ++i)
-      if (a.nvjpegGetProperty(i, &a.version[i]) != Status::kSuccess) a.version[i] = -1;
-    *api = std::move(a);
-    if (why) why->clear();
-    return true;
-  }
-  if (why && !too_old.empty()) *why = too_old;
-  else if (why)
-    *why = "nvJPEG (" + (candidates.empty() ? std::string("libnvjpeg") : candidates[0]) +
-           ") was not found: install the CUDA toolkit's nvJPEG or run on the CPU (device='cpu'). "
-           "A library outside the loader's search path is found through LD_LIBRARY_PATH or "
-           "STOKER_NVJPEG_LIBRARY=/path/to/libnvjpeg.so.13. (Tried " + join(candidates) +
-           "; " + first_error + ")";
-  return false;
+  Api a;
+  std::string path;
+  auto fill = [&](void* lib, std::vector<std::string>* missing) {
+    a = Api{};
+    resolve(lib, &a, missing);
+  };
+  if (!open_run_time_library(kNvjpeg, candidates, fill, &path, why)) return false;
+  a.path = path;
+  for (int i = 0; i < 3; ++i)
+    if (a.nvjpegGetProperty(i, &a.version[i]) != Status::kSuccess) a.version[i] = -1;
+  *api = std::move(a);
+  return true;
 }
 
 }  // namespace detail

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "core/run_time_library.h"
 
 namespace stoker::cufft {
 
@@ -18,56 +19,32 @@ std::vector<std::string> default_candidates() {
 
 namespace {
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
+const RunTimeLibrary kCufft{
+    "cuFFT", "libcufft",
+    "install the CUDA toolkit's cuFFT (or `pip install nvidia-cufft`) or run the operator on the "
+    "CPU (device='cpu'). A library outside the loader's search path is found through "
+    "LD_LIBRARY_PATH or STOKER_CUFFT_LIBRARY=/path/to/libcufft.so.12.",
+    "Install the cuFFT of CUDA 12 or later"};
 
 }  // namespace
 
 bool load(const std::vector<std::string>& candidates, Api* api, std::string* why) {
-  std::string first_error, too_old;
-  for (const std::string& name : candidates) {
-    dlerror();
-    void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      const char* err = dlerror();
-      if (first_error.empty()) first_error = err ? err : name + ": cannot be loaded";
-      continue;
-    }
-    Api a;
-    std::vector<std::string> missing;
-#define STOKER_CUFFT_RESOLVE(name, params)                              \
-  a.name = reinterpret_cast<decltype(a.name)>(dlsym(lib, #name));      \
-  if (!a.name) missing.push_back(#name);
+  Api a;
+  std::string path;
+  // Function pointers come from dlsym as void*, which POSIX guarantees converts.
+  auto fill = [&](void* lib, std::vector<std::string>* missing) {
+    a = Api{};
+#define STOKER_CUFFT_RESOLVE(name, params)                         \
+  a.name = reinterpret_cast<decltype(a.name)>(dlsym(lib, #name)); \
+  if (!a.name) missing->push_back(#name);
     STOKER_CUFFT_FUNCTIONS(STOKER_CUFFT_RESOLVE)
 #undef STOKER_CUFFT_RESOLVE
-    Dl_info info{};
-    a.path = a.cufftCreate && dladdr(reinterpret_cast<void*>(a.cufftCreate), &info) &&
-                     info.dli_fname
-                 ? info.dli_fname
-                 : name;
-    if (!missing.empty()) {
-      // Kept loaded on purpose: a library is never unloaded.
-      if (too_old.empty())
-        too_old = "cuFFT at " + a.path + " lacks " + join(missing) +
-                  ": it is older than stoker needs. Install the cuFFT of CUDA 12 or later";
-      continue;
-    }
-    if (a.cufftGetVersion(&a.version) != Result::kSuccess) a.version = -1;
-    *api = std::move(a);
-    if (why) why->clear();
-    return true;
-  }
-  if (why && !too_old.empty()) *why = too_old;
-  else if (why)
-    *why = "cuFFT (" + (candidates.empty() ? std::string("libcufft") : candidates[0]) +
-           ") was not found: install the CUDA toolkit's cuFFT (or `pip install nvidia-cufft`) or "
-           "run the operator on the CPU (device='cpu'). A library outside the loader's search "
-           "path is found through LD_LIBRARY_PATH or STOKER_CUFFT_LIBRARY=/path/to/"
-           "libcufft.so.12. (Tried " + join(candidates) + "; " + first_error + ")";
-  return false;
+  };
+  if (!open_run_time_library(kCufft, candidates, fill, &path, why)) return false;
+  a.path = path;
+  if (a.cufftGetVersion(&a.version) != Result::kSuccess) a.version = -1;
+  *api = std::move(a);
+  return true;
 }
 
 }  // namespace detail

@@ -28,3 +28,5 @@ list(APPEND STOKER_CUDA_SOURCES
 # filter_gpu.cu, experimental.remap's in warp_gpu.cu.
 list(APPEND STOKER_CUDA_SOURCES
   src/kernels/cuda/augment_gpu.cu)
+list(APPEND STOKER_CUDA_TEST_SOURCES
+  tests/cpp/cuda/cufft_loader_test.cc)
