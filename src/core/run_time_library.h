@@ -31,4 +31,24 @@ void* open_run_time_library(
 // "a, b, c"
 std::string join_names(const std::vector<std::string>& names);
 
+// A library loaded once per process, on first use: `load(candidates(), &api, &why)`.
+template <class Api>
+struct LoadedLibrary {
+  Api api;
+  bool ok = false;
+  std::string why;
+};
+
+template <class Api>
+const LoadedLibrary<Api>& load_once(
+    bool (*load)(const std::vector<std::string>&, Api*, std::string*),
+    std::vector<std::string> (*candidates)()) {
+  static const LoadedLibrary<Api> l = [&] {
+    LoadedLibrary<Api> r;
+    r.ok = load(candidates(), &r.api, &r.why);
+    return r;
+  }();
+  return l;
+}
+
 }  // namespace stoker

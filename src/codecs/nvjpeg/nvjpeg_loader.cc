@@ -61,31 +61,20 @@ bool load(const std::vector<std::string>& candidates, Api* api, std::string* why
 
 namespace {
 
-struct Loaded {
-  Api api;
-  bool ok = false;
-  std::string why;
-};
-
-const Loaded& loaded() {
-  static const Loaded l = [] {
-    Loaded r;
-    r.ok = detail::load(detail::default_candidates(), &r.api, &r.why);
-    return r;
-  }();
-  return l;
+const LoadedLibrary<Api>& loaded() {
+  return load_once<Api>(&detail::load, &detail::default_candidates);
 }
 
 }  // namespace
 
 bool nvjpeg_available(std::string* why) {
-  const Loaded& l = loaded();
+  const auto& l = loaded();
   if (why) *why = l.why;
   return l.ok;
 }
 
 const Api& nvjpeg_api() {
-  const Loaded& l = loaded();
+  const auto& l = loaded();
   if (!l.ok) fail(ErrorKind::kUnsupported, l.why);
   return l.api;
 }
