@@ -184,6 +184,18 @@ def test_salt_and_pepper_values_saturate():
     assert np.all(o == 0)
 
 
+@pytest.mark.parametrize("dtype", [np.uint64, np.int64])
+def test_salt_and_pepper_64_bit_extremes(dtype):
+    # The default salt and pepper are the type's extremes; 2^64 - 1 and 2^63 - 1 are not doubles,
+    # and the value stays the extreme (not 0 or the other end) for all-salt and all-pepper.
+    info = np.iinfo(dtype)
+    x = [np.full((4, 5, 3), 7, dtype)]
+    for svp, want in ((1.0, info.max), (0.0, info.min)):
+        o = run_stoker(lambda fn, t, a: fn.noise.salt_and_pepper(a, prob=1.0, salt_vs_pepper=svp),
+                       [x], ["HWC"])[0][0]
+        assert o.dtype == dtype and np.all(o == want), (svp, np.unique(o))
+
+
 def test_salt_and_pepper_per_sample_prob():
     x = [np.full((200, 200, 3), 9, np.uint8)] * 3
     probs = [np.array(v, np.float32) for v in (0.0, 0.5, 1.0)]

@@ -64,7 +64,9 @@ template <typename T>
 void salt_and_pepper(T* out, const T* in, int64_t n, int64_t channels, bool channel_first,
                      const SaltAndPepper& p, Philox& rng) {
   const float salt_prob = p.prob * p.salt_vs_pepper;
-  const T salt = static_cast<T>(p.salt), pepper = static_cast<T>(p.pepper);
+  // Saturating: the uint64/int64 maxima are not doubles (2^64 - 1 rounds up to 2^64), and a
+  // plain cast of the rounded value overflows; the GPU's conversion saturates the same way.
+  const T salt = round_away_sat<T>(p.salt), pepper = round_away_sat<T>(p.pepper);
   if (channels < 1) channels = 1;
   // What a draw makes of a value: the value itself, salt or pepper.
   auto pick = [&](float u, T v) { return u < p.prob ? (u < salt_prob ? salt : pepper) : v; };
