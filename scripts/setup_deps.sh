@@ -17,6 +17,8 @@ command -v ccache >/dev/null || _need_apt+=(ccache)
 [ -f /usr/include/webp/decode.h ] || _need_apt+=(libwebp-dev)
 ls /usr/include/openjpeg-2*/openjpeg.h >/dev/null 2>&1 || _need_apt+=(libopenjp2-7-dev)
 [ -f /usr/include/nlohmann/json.hpp ] || _need_apt+=(nlohmann-json3-dev)
+# OpenSSL's libcrypto: the C API checks the SHA-256 of serialized pipelines.
+[ -f /usr/include/openssl/evp.h ] || _need_apt+=(libssl-dev)
 # Optional audio: libsndfile (decoders.audio, readers.nemo_asr) and libsoxr (resampling); without
 # them those operators say "built without libsndfile" / "built without libsoxr".
 [ -f /usr/include/sndfile.h ] || _need_apt+=(libsndfile1-dev)
@@ -56,6 +58,7 @@ if [ "${STOKER_TEST_DEPS:-0}" = 1 ]; then
   python3 -c "import pycocotools" 2>/dev/null || _need_pip+=("pycocotools")  # readers.coco masks reference
   python3 -c "import numba" 2>/dev/null || _need_pip+=("numba")  # compiles numba_function's run_fn/setup_fn
   python3 -c "import mypy" 2>/dev/null || _need_pip+=("mypy")  # checks the .pyi stubs (test_stubs.py)
+  python3 -c "import mkdocs" 2>/dev/null || _need_pip+=("mkdocs")  # builds the docs site (test_docs.py)
   # DALI 2.4 itself, the reference the DALI-semantics tests compare against (its CPU operators
   # run without a GPU).
   python3 -c "import nvidia.dali" 2>/dev/null || _need_pip+=("nvidia-dali-cuda130==2.4.0")

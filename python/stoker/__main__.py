@@ -4,6 +4,7 @@
     python -m stoker ops                 # lists the operators
     python -m stoker ops --dali          # DALI's operators and which stoker has (Markdown)
     python -m stoker stubs [--check]     # writes (or checks) the typing stubs fn/ops/types.pyi
+    python -m stoker docs --out DIR      # writes the API reference pages (Markdown) of the docs site
 
 Other tools:
     python -m stoker.tfrecord index FILE [INDEX]   # the index readers.tfrecord's index_path takes
@@ -138,6 +139,13 @@ def _stubs(args):
     return 0
 
 
+def _docs(args):
+    from . import _docs
+    for path in _docs.write(args.out):
+        print(f"wrote {path}")
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="stoker", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -162,6 +170,10 @@ def main(argv=None):
     t.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 and name the files that differ")
     t.set_defaults(func=_stubs)
+    r = sub.add_parser("docs", help="write the API reference of the documentation site (one "
+                       "Markdown page per operator namespace) from the operator schemas")
+    r.add_argument("--out", required=True, help="folder to write the pages into")
+    r.set_defaults(func=_docs)
     args = ap.parse_args(argv)
     if args.cmd is None:
         ap.print_help()

@@ -1,6 +1,7 @@
 # Files of src/core, listed one by one. (STOKER_CUDA_SOURCES: only built with CUDA.)
 list(APPEND STOKER_SOURCES
   src/core/batch.cc
+  src/core/dlpack.cc
   src/core/dtype.cc
   src/core/memory.cc
   src/core/run_time_library.cc

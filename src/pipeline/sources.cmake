@@ -2,6 +2,7 @@
 list(APPEND STOKER_SOURCES
   src/pipeline/executor.cc
   src/pipeline/gpu_batch.cc
+  src/pipeline/graph.cc
   src/pipeline/operator.cc
   src/pipeline/schema.cc)
 # GPU stages: the CUDA implementation, or the one that says the build has no CUDA.

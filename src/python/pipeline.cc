@@ -5,59 +5,34 @@
 #include <thread>
 
 #include "pipeline/executor.h"
+#include "pipeline/graph.h"
 #include "python/common.h"
 
 namespace stoker::python {
 namespace {
-
-Backend parse_backend(const std::string& d, const std::string& op) {
-  if (d == "cpu") return Backend::kCPU;
-  if (d == "gpu") return Backend::kGPU;
-  if (d == "mixed") return Backend::kMixed;
-  throw py::value_error("fn." + op + ": device must be 'cpu', 'gpu' or 'mixed', got '" + d + "'");
-}
 
 NodeRef parse_ref(const py::handle& h) {
   auto t = h.cast<std::pair<int, int>>();
   return NodeRef{t.first, t.second};
 }
 
-// Builds a checked OpSpec from the dict the Python layer made for one operator.
-GraphOp make_op(const py::dict& d, int64_t instance, uint64_t pipeline_seed) {
-  GraphOp g;
-  OpSpec& s = g.spec;
-  std::string op = d["schema"].cast<std::string>();
-  s.schema = &SchemaRegistry::get().at(op);
-  s.backend = parse_backend(d["device"].cast<std::string>(), op);
-  s.instance = instance;
-  s.name = d.contains("name") && !d["name"].is_none() ? d["name"].cast<std::string>() : "";
-  s.location = d.contains("location") ? d["location"].cast<std::string>() : "";
+// The record of one operator from the dict the Python layer made (make_graph checks it).
+OpRecord make_record(const py::dict& d) {
+  OpRecord r;
+  r.schema = d["schema"].cast<std::string>();
+  r.device = d["device"].cast<std::string>();
+  r.name = d.contains("name") && !d["name"].is_none() ? d["name"].cast<std::string>() : "";
+  r.location = d.contains("location") ? d["location"].cast<std::string>() : "";
+  const std::string who = "fn." + r.schema + (r.location.empty() ? "" : " (" + r.location + ")");
   for (auto item : d["args"].cast<py::dict>()) {
     std::string name = item.first.cast<std::string>();
-    if (!s.schema->find_arg(name))
-      throw py::value_error(s.display_name() + ": unknown argument '" + name + "'");
-    s.args[name] = s.schema->check_arg(
-        name, to_arg_value(item.second, s.display_name() + ": argument '" + name + "'"));
+    r.args[name] = to_arg_value(item.second, who + ": argument '" + name + "'");
   }
-  int k = 0;
-  for (auto item : d["tensor_args"].cast<py::dict>()) {
-    s.tensor_args[item.first.cast<std::string>()] = k++;
-    g.arg_inputs.push_back(parse_ref(item.second));
-  }
-  std::vector<std::string> tnames;
-  for (auto& [n, i] : s.tensor_args) tnames.push_back(n);
-  s.schema->check_required(s.args, tnames, s.display_name());
-  for (const ArgDef& a : s.schema->args())
-    if (!s.args.count(a.name) && a.default_value && !s.tensor_args.count(a.name)) s.args[a.name] = *a.default_value;
-  for (py::handle h : d["inputs"].cast<py::list>()) g.inputs.push_back(parse_ref(h));
-  s.num_inputs = static_cast<int>(g.inputs.size());
-  s.num_outputs = d["num_outputs"].cast<int>();
-  // An explicit seed= wins; otherwise each instance's stream comes from the pipeline seed.
-  if (s.args.count("seed") && std::get<int64_t>(s.args["seed"]) >= 0)
-    s.seed = static_cast<uint64_t>(std::get<int64_t>(s.args["seed"]));
-  else
-    s.seed = pipeline_seed;
-  return g;
+  for (auto item : d["tensor_args"].cast<py::dict>())
+    r.tensor_args.emplace_back(item.first.cast<std::string>(), parse_ref(item.second));
+  for (py::handle h : d["inputs"].cast<py::list>()) r.inputs.push_back(parse_ref(h));
+  r.num_outputs = d["num_outputs"].cast<int>();
+  return r;
 }
 
 py::dict meta_dict(const ReaderMeta& m) {
@@ -182,14 +157,9 @@ void bind_pipeline(py::module_& m) {
              p.exec_async = exec_async;
              p.exec_pipelined = exec_pipelined;
              p.enable_checkpointing = enable_checkpointing;
-             std::vector<GraphOp> graph;
-             int64_t instance = 0;
-             for (py::handle h : ops) {
-               // Internal operators (DataNode.gpu()'s _to_gpu, ...) take no random-stream key,
-               // so that moving data to the GPU does not change any operator's random choices.
-               graph.push_back(make_op(h.cast<py::dict>(), instance, p.seed));
-               if (graph.back().spec.schema->name().rfind("_", 0) != 0) ++instance;
-             }
+             std::vector<OpRecord> records;
+             for (py::handle h : ops) records.push_back(make_record(h.cast<py::dict>()));
+             std::vector<GraphOp> graph = make_graph(records, p.seed);
              std::vector<NodeRef> outs;
              for (py::handle h : outputs) outs.push_back(parse_ref(h));
              py::gil_scoped_release nogil;

@@ -3,6 +3,7 @@
 #include <dlpack/dlpack.h>
 #include <pybind11/numpy.h>
 
+#include "core/dlpack.h"
 #include "python/common.h"
 #ifdef STOKER_WITH_CUDA
 #include "core/cuda/cuda_util.h"
@@ -36,18 +37,6 @@ py::array sample_array(const Batch& b, size_t i) {
                    s.data, keep_alive(s.owner));
 }
 
-void check_dense(const Batch& b, const char* what) {
-  if (b.empty()) return;
-  if (!b.is_uniform()) {
-    std::string shapes;
-    for (size_t i = 0; i < b.size() && i < 4; ++i) shapes += (i ? ", " : "") + to_string(b.shape(i));
-    if (b.size() > 4) shapes += ", ...";
-    throw py::value_error(std::string(what) + ": the samples of this batch have different shapes (" +
-                          shapes + "), so they do not form one tensor. Take them one by one "
-                          "(batch[i]), or make them equal (fn.resize, fn.crop, fn.pad).");
-  }
-}
-
 // The batch as one dense array: zero-copy when contiguous, else one copy.
 py::array batch_array(const Batch& b) {
   check_dense(b, "as_array");
@@ -67,72 +56,20 @@ py::array batch_array(const Batch& b) {
   return out;
 }
 
-DLDataType dl_dtype(DType t) {
-  DLDataType d;
-  d.lanes = 1;
-  d.bits = static_cast<uint8_t>(dtype_size(t) * 8);
-  d.code = is_float(t) ? kDLFloat : (t == DType::kBool ? kDLUInt : (is_signed(t) ? kDLInt : kDLUInt));
-  return d;
-}
-
-struct DLPackHolder {
-  std::shared_ptr<void> owner;
-  std::vector<int64_t> shape;
-  DLManagedTensor managed;
-};
-
-// Makes the consumer's `stream` (DLPack's convention: None or 1 the legacy default stream, 2 the
-// per-thread default stream, -1 no ordering, else a cudaStream_t) wait until the batch is ready.
+// Makes the consumer's `stream` (None: the legacy default stream) wait until the batch is ready.
 void order_for_consumer(const Batch& b, const py::object& stream) {
-  if (b.memory() != MemoryKind::kDevice) return;
-#ifdef STOKER_WITH_CUDA
-  int64_t s = stream.is_none() ? 1 : stream.cast<int64_t>();
-  if (s == -1) return;
-  void* handle = s == 1 ? nullptr : reinterpret_cast<void*>(static_cast<intptr_t>(s));
-  if (b.ready_event()) cuda_stream_wait_event(handle, b.ready_event());
-  if (b.on_export && !b.empty()) b.on_export(b[0].data, handle);
-#else
-  (void)stream;
-#endif
+  stoker::order_for_consumer(b, stream.is_none() ? 1 : stream.cast<int64_t>());
 }
 
 // The batch as one tensor (N, sample shape...), or with `sample` >= 0 that sample alone.
 py::capsule to_dlpack(const Batch& b, int64_t sample = -1) {
-  auto* h = new DLPackHolder;
-  if (sample >= 0) {
-    h->owner = b[sample].owner;
-    h->shape.assign(b.shape(sample).begin(), b.shape(sample).end());
-  } else {
-    check_dense(b, "__dlpack__");
-    if (!b.empty() && !b.is_contiguous()) {
-      delete h;
-      throw py::value_error("__dlpack__: the batch's samples are not contiguous in memory; "
-                            "call as_array() for a dense copy.");
-    }
-    h->shape.push_back(static_cast<int64_t>(b.size()));
-    if (!b.empty()) {
-      h->owner = b[0].owner;
-      h->shape.insert(h->shape.end(), b.shape(0).begin(), b.shape(0).end());
-    }
-  }
-  DLTensor& t = h->managed.dl_tensor;
-  t.data = sample >= 0 ? b[sample].data : b.empty() ? nullptr : b[0].data;
-  t.device = {b.memory() == MemoryKind::kDevice ? kDLCUDA
-              : b.memory() == MemoryKind::kPinned ? kDLCUDAHost : kDLCPU,
-              b.memory() == MemoryKind::kDevice ? b.device() : 0};
-  t.ndim = static_cast<int>(h->shape.size());
-  t.dtype = dl_dtype(b.dtype());
-  t.shape = h->shape.data();
-  t.strides = nullptr;
-  t.byte_offset = 0;
-  h->managed.manager_ctx = h;
-  h->managed.deleter = [](DLManagedTensor* m) { delete static_cast<DLPackHolder*>(m->manager_ctx); };
+  DLManagedTensor* m = stoker::to_dlpack(b, sample, "__dlpack__");
   // The consumer renames the capsule to "used_dltensor" and calls the deleter itself; if it
   // never takes the capsule, its destructor frees the tensor.
-  return py::capsule(&h->managed, "dltensor", [](PyObject* cap) {
+  return py::capsule(m, "dltensor", [](PyObject* cap) {
     if (PyCapsule_IsValid(cap, "dltensor")) {
-      auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, "dltensor"));
-      if (m && m->deleter) m->deleter(m);
+      auto* t = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, "dltensor"));
+      if (t && t->deleter) t->deleter(t);
     }
   });
 }

@@ -222,7 +222,7 @@ def test_python_m_stoker_without_arguments_prints_its_help():
                        timeout=120, env=dict(os.environ, COLUMNS="200"))
     assert r.returncode == 0 and r.stderr == ""
     lines = r.stdout.splitlines()
-    assert lines[0] == "usage: stoker [-h] {demo,ops,stubs} ..."
+    assert lines[0] == "usage: stoker [-h] {demo,ops,stubs,docs} ..."
     for line in ("    python -m stoker stubs [--check]     # writes (or checks) the typing stubs "
                  "fn/ops/types.pyi",
                  "Without a command it prints this help. Environment variables: "
@@ -231,11 +231,15 @@ def test_python_m_stoker_without_arguments_prints_its_help():
                  "readers.tfrecord's index_path takes",
                  "    python -m stoker.compat.dali SCRIPT.py [ARGS]  # runs a DALI script with "
                  "nvidia.dali -> stoker",
-                 "    demo            run a training-style pipeline, print images/s, write a "
+                 "    demo                run a training-style pipeline, print images/s, write a "
                  "PNG grid",
-                 "    ops             list the operators",
-                 "    stubs           write the typing stubs (fn.pyi, ops.pyi, types.pyi, "
-                 "py.typed) from the operator schemas"):
+                 "    ops                 list the operators",
+                 "    stubs               write the typing stubs (fn.pyi, ops.pyi, types.pyi, "
+                 "py.typed) from the operator schemas",
+                 "    python -m stoker docs --out DIR      # writes the API reference pages "
+                 "(Markdown) of the docs site",
+                 "    docs                write the API reference of the documentation site (one "
+                 "Markdown page per operator namespace) from the operator schemas"):
         assert line in lines, r.stdout
     # --help says the same.
     h = subprocess.run([sys.executable, "-m", "stoker", "--help"], capture_output=True,
