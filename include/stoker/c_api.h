@@ -121,6 +121,9 @@ STOKER_API stoker_status_t stoker_outputs_tensor(stoker_outputs_t outputs, int o
 /* One sample of an output, without a copy (any shapes). */
 STOKER_API stoker_status_t stoker_outputs_sample(stoker_outputs_t outputs, int output, int sample,
                                                  void* cuda_stream, DLManagedTensor** tensor);
+/* Blocks the calling thread until every GPU output is ready (nothing to wait for on the CPU):
+ * for callers that read the data on the host side of CUDA, or time the pipeline. */
+STOKER_API stoker_status_t stoker_outputs_wait(stoker_outputs_t outputs);
 STOKER_API void stoker_outputs_release(stoker_outputs_t outputs);
 
 #ifdef __cplusplus

@@ -409,6 +409,16 @@ stoker_status_t stoker_outputs_sample(stoker_outputs_t o, int output, int sample
   });
 }
 
+stoker_status_t stoker_outputs_wait(stoker_outputs_t o) {
+  return guarded([&] {
+    check_arg_ptr(o, "stoker_outputs_wait", "outputs");
+#ifdef STOKER_WITH_CUDA
+    for (const Batch& b : o->batches)
+      if (b.memory() == MemoryKind::kDevice && b.ready_event()) cuda_event_synchronize(b.ready_event());
+#endif
+  });
+}
+
 void stoker_outputs_release(stoker_outputs_t o) { delete o; }
 
 }  // extern "C"

@@ -1,13 +1,15 @@
 /* stoker_run: runs a serialized pipeline through the C API and prints what came out.
  *
- *   stoker_run PIPELINE [-i NAME=FILE]... [-n ITERATIONS] [-t THREADS] [-d DEVICE] [-q]
+ *   stoker_run PIPELINE [-i NAME=FILE]... [-n ITERATIONS] [-w WARMUP] [-t THREADS] [-d DEVICE] [-q]
  *
  * Each -i gives the external source NAME one more file, whose bytes are one sample (a 1-D uint8
  * tensor: an encoded image, an audio file...). Every iteration feeds each input a whole batch,
  * taking its files in turn (cycling). For each iteration and output it prints one JSON line:
  * the element type, layout, memory, the samples' shapes and an FNV-1a 64-bit hash of each
  * sample's bytes (host outputs). Last, a JSON line with the latency of each run (p50, p99, in
- * milliseconds) and the samples per second. -q prints only that last line.
+ * milliseconds, from the feed until the outputs are ready, GPU ones included) and the samples
+ * per second, over the ITERATIONS after WARMUP untimed ones (default 0). -q prints only that
+ * last line.
  * Exit status: 0, or 1 with stoker's message on stderr, or 2 for a bad command line. */
 #include <stdint.h>
 #include <stdio.h>
@@ -26,8 +28,8 @@ typedef struct {
 } input_t;
 
 static int usage(void) {
-  fprintf(stderr, "usage: stoker_run PIPELINE [-i NAME=FILE]... [-n ITERATIONS] [-t THREADS] "
-                  "[-d DEVICE] [-q]\n");
+  fprintf(stderr, "usage: stoker_run PIPELINE [-i NAME=FILE]... [-n ITERATIONS] [-w WARMUP] "
+                  "[-t THREADS] [-d DEVICE] [-q]\n");
   return 2;
 }
 
@@ -115,7 +117,7 @@ static int print_output(stoker_outputs_t out, int it, int o) {
 int main(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return usage();
   const char* path = argv[1];
-  int iterations = 1, quiet = 0;
+  int iterations = 1, warmup = 0, quiet = 0;
   stoker_pipeline_options_t opt;
   memset(&opt, 0, sizeof opt);
   opt.device_id = -1;
@@ -126,6 +128,8 @@ int main(int argc, char** argv) {
       quiet = 1;
     } else if (a + 1 < argc && !strcmp(argv[a], "-n")) {
       iterations = atoi(argv[++a]);
+    } else if (a + 1 < argc && !strcmp(argv[a], "-w")) {
+      warmup = atoi(argv[++a]);
     } else if (a + 1 < argc && !strcmp(argv[a], "-t")) {
       opt.num_threads = atoi(argv[++a]);
     } else if (a + 1 < argc && !strcmp(argv[a], "-d")) {
@@ -150,7 +154,7 @@ int main(int argc, char** argv) {
       return usage();
     }
   }
-  if (iterations < 1) return usage();
+  if (iterations < 1 || warmup < 0) return usage();
   for (int k = 0; k < num_inputs; ++k) {
     input_t* in = &inputs[k];
     in->data = (unsigned char**)calloc(in->num_files, sizeof(unsigned char*));
@@ -169,8 +173,9 @@ int main(int argc, char** argv) {
   double* latency = (double*)calloc((size_t)iterations, sizeof(double));
   int64_t delivered = 0;
   int status = 0;
-  const double start = now_ms();
-  for (int it = 0; it < iterations && !status; ++it) {
+  double start = now_ms();
+  for (int it = 0; it < warmup + iterations && !status; ++it) {
+    if (it == warmup) start = now_ms();
     const double t0 = now_ms();
     for (int k = 0; k < num_inputs && !status; ++k) {
       input_t* in = &inputs[k];
@@ -190,12 +195,15 @@ int main(int argc, char** argv) {
     }
     stoker_outputs_t out = NULL;
     if (!status && stoker_pipeline_run(p, &out) != STOKER_OK) status = 1;
-    latency[it] = now_ms() - t0;
+    if (!status && stoker_outputs_wait(out) != STOKER_OK) status = 1;
     if (status) {
       fprintf(stderr, "stoker_run: %s\n", stoker_last_error());
       break;
     }
-    delivered += stoker_outputs_num_samples(out, 0);
+    if (it >= warmup) {
+      latency[it - warmup] = now_ms() - t0;
+      delivered += stoker_outputs_num_samples(out, 0);
+    }
     for (int o = 0; o < stoker_outputs_count(out) && !quiet; ++o)
       if (!print_output(out, it, o)) status = 1;
     stoker_outputs_release(out);
