@@ -55,7 +55,7 @@ fi
 GPU_PYTEST="tests/python/test_gpu_transfer.py tests/python/test_gpu_geometry.py tests/python/test_gpu_decoder.py"
 GPU_PYTEST="$GPU_PYTEST tests/python/test_gpu_ops.py tests/python/test_gpu_pipeline.py tests/python/test_gpu_graph_ops.py"
 GPU_PYTEST="$GPU_PYTEST tests/python/test_gpu_detection.py tests/python/test_gpu_filters.py tests/python/test_gpu_audio.py"
-GPU_PYTEST="$GPU_PYTEST tests/python/test_gpu_augment.py"
+GPU_PYTEST="$GPU_PYTEST tests/python/test_gpu_augment.py tests/python/test_c_api.py"
 [ -n "$RUN_TESTS" ] && step pytest_gpu env PYTHONPATH="$PWD/build/gpu/python" LD_PRELOAD="$STACKDUMP" \
   python3 -m pytest -q -rs -p no:cacheprovider --capture=sys \
   $GPU_PYTEST tests/python/test_plugin_pytorch.py tests/python/test_plugin_jax.py \
@@ -77,7 +77,7 @@ if [ -n "$RUN_TESTS" ] && [ -z "${STOKER_GPU_SKIP_SANITIZER:-}" ] && command -v 
   step racecheck_python compute-sanitizer --tool racecheck --error-exitcode 1 \
     env PYTHONPATH="$PWD/build/gpu/python" python3 -m pytest -q -p no:cacheprovider -x \
     tests/python/test_gpu_ops.py tests/python/test_gpu_geometry.py tests/python/test_gpu_graph_ops.py \
-    tests/python/test_gpu_detection.py
+    tests/python/test_gpu_detection.py tests/python/test_gpu_augment.py
 fi
 if [ -n "${STOKER_GPU_BENCH:-}" ]; then
   # A PYTHONPATH already set (NVIDIA DALI unpacked beside the tree, for its rows) is kept.
