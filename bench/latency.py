@@ -84,7 +84,8 @@ def run_python(api, files, batch_size, iterations, warmup, device, threads):
         stream = torch.cuda.current_stream(0)
 
         def sync(out):
-            feed_ndarray(out, target, cuda_stream=stream)
+            # (DALI's feed_ndarray takes one dense tensor, not a TensorList.)
+            feed_ndarray(out.as_tensor() if api == "dali" else out, target, cuda_stream=stream)
             stream.synchronize()
     lat = []
     for it in range(warmup + iterations):
