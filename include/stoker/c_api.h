@@ -76,6 +76,10 @@ STOKER_API const char* stoker_version(void);
  * next call into stoker on this thread. */
 STOKER_API const char* stoker_last_error(void);
 
+/* Loads a plugin library of custom operators (built with find_package(stoker), target
+ * stoker::plugin), before creating the pipelines that use them. Loading it again does nothing. */
+STOKER_API stoker_status_t stoker_load_plugin(const char* path);
+
 /* A pipeline from what Pipeline.serialize() returned (`size` bytes at `data`). */
 STOKER_API stoker_status_t stoker_pipeline_create(const void* data, size_t size,
                                                   const stoker_pipeline_options_t* options,

@@ -11,6 +11,19 @@ from . import types as _types
 from .pipeline import DETACHED, DataNode, Pipeline
 
 SCHEMAS = {s["name"]: s for s in _C.schemas()}
+_INSTALLERS = []  # (module name, function that fills it from SCHEMAS): fn and ops
+
+
+def register_installer(module_name, install):
+    _INSTALLERS.append((module_name, install))
+
+
+def refresh():
+    """Re-reads the schemas after a plugin added operators, and adds those to fn and ops."""
+    import sys
+    SCHEMAS.update({s["name"]: s for s in _C.schemas()})
+    for module_name, install in _INSTALLERS:
+        sys.modules[module_name].__all__ = install()
 
 _COMMON = ("device", "name", "preserve", "bytes_per_sample_hint")
 

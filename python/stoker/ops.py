@@ -106,4 +106,6 @@ def _install():
 
 
 __all__ = _install()
+# (Run again when a plugin adds operators: stoker.plugin_manager.load_library.)
+__import__("stoker._schema", fromlist=["_"]).register_installer(__name__, _install)
 del _install

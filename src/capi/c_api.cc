@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "pipeline/executor.h"
 #include "pipeline/graph.h"
+#include "pipeline/plugin.h"
 #ifdef STOKER_WITH_CUDA
 #include "core/cuda/cuda_util.h"
 #endif
@@ -281,6 +282,13 @@ extern "C" {
 int stoker_c_api_version(void) { return STOKER_C_API_VERSION; }
 const char* stoker_version(void) { return STOKER_VERSION_STRING; }
 const char* stoker_last_error(void) { return last_error.c_str(); }
+
+stoker_status_t stoker_load_plugin(const char* path) {
+  return guarded([&] {
+    check_arg_ptr(path, "stoker_load_plugin", "path");
+    load_plugin(path);
+  });
+}
 
 stoker_status_t stoker_pipeline_create(const void* data, size_t size,
                                        const stoker_pipeline_options_t* options,

@@ -1,8 +1,9 @@
 /* stoker_run: runs a serialized pipeline through the C API and prints what came out.
  *
- *   stoker_run PIPELINE [-i NAME=FILE]... [-n ITERATIONS] [-w WARMUP] [-t THREADS] [-d DEVICE] [-q]
+ *   stoker_run PIPELINE [-i NAME=FILE]... [-n ITERATIONS] [-w WARMUP] [-t THREADS] [-d DEVICE]
+ *              [-p PLUGIN]... [-q]
  *
- * Each -i gives the external source NAME one more file, whose bytes are one sample (a 1-D uint8
+ * Each -p loads a plugin library of custom operators first. Each -i gives the external source NAME one more file, whose bytes are one sample (a 1-D uint8
  * tensor: an encoded image, an audio file...). Every iteration feeds each input a whole batch,
  * taking its files in turn (cycling). For each iteration and output it prints one JSON line:
  * the element type, layout, memory, the samples' shapes and an FNV-1a 64-bit hash of each
@@ -29,7 +30,7 @@ typedef struct {
 
 static int usage(void) {
   fprintf(stderr, "usage: stoker_run PIPELINE [-i NAME=FILE]... [-n ITERATIONS] [-w WARMUP] "
-                  "[-t THREADS] [-d DEVICE] [-q]\n");
+                  "[-t THREADS] [-d DEVICE] [-p PLUGIN]... [-q]\n");
   return 2;
 }
 
@@ -128,6 +129,11 @@ int main(int argc, char** argv) {
       quiet = 1;
     } else if (a + 1 < argc && !strcmp(argv[a], "-n")) {
       iterations = atoi(argv[++a]);
+    } else if (a + 1 < argc && !strcmp(argv[a], "-p")) {
+      if (stoker_load_plugin(argv[++a]) != STOKER_OK) {
+        fprintf(stderr, "stoker_run: %s\n", stoker_last_error());
+        return 1;
+      }
     } else if (a + 1 < argc && !strcmp(argv[a], "-w")) {
       warmup = atoi(argv[++a]);
     } else if (a + 1 < argc && !strcmp(argv[a], "-t")) {

@@ -11,6 +11,10 @@
 #include <variant>
 #include <vector>
 
+#ifdef STOKER_PLUGIN
+#include "pipeline/plugin.h"
+#endif
+
 namespace stoker {
 
 class Operator;
@@ -120,6 +124,7 @@ class SchemaRegistry {
   std::set<std::string> defined_;
 };
 
+#ifndef STOKER_PLUGIN
 // Registers a schema at static-initialisation time:
 //   STOKER_REGISTER_OP(resize) { schema.doc("...").arg({...}).backend(Backend::kCPU, ...); }
 #define STOKER_REGISTER_OP_NAMED(ident, opname)                                   \
@@ -137,5 +142,24 @@ class SchemaRegistry {
     ::stoker::SchemaRegistry::get().extend(opname).backend(backend_value, __VA_ARGS__); \
     return true;                                                                  \
   }()
+#else
+// In a plugin (pipeline/plugin.h): the same declarations, queued until the loader has checked
+// the plugin and calls stoker_plugin_register().
+#define STOKER_REGISTER_OP_NAMED(ident, opname)                                   \
+  static void stoker_define_##ident(::stoker::OpSchema& schema);                  \
+  static const bool stoker_registered_##ident = [] {                              \
+    ::stoker::plugin_detail::pending().push_back(                                 \
+        [] { stoker_define_##ident(::stoker::SchemaRegistry::get().add(opname)); }); \
+    return true;                                                                  \
+  }();                                                                            \
+  static void stoker_define_##ident(::stoker::OpSchema& schema)
+#define STOKER_REGISTER_BACKEND(ident, opname, backend_value, ...)                \
+  static const bool stoker_backend_##ident = [] {                                 \
+    ::stoker::plugin_detail::pending().push_back([] {                             \
+      ::stoker::SchemaRegistry::get().extend(opname).backend(backend_value, __VA_ARGS__); \
+    });                                                                           \
+    return true;                                                                  \
+  }()
+#endif
 
 }  // namespace stoker

@@ -4,6 +4,7 @@ list(APPEND STOKER_SOURCES
   src/pipeline/gpu_batch.cc
   src/pipeline/graph.cc
   src/pipeline/operator.cc
+  src/pipeline/plugin.cc
   src/pipeline/schema.cc)
 # GPU stages: the CUDA implementation, or the one that says the build has no CUDA.
 list(APPEND STOKER_CUDA_SOURCES src/pipeline/gpu_context_cuda.cc)

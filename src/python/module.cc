@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "pipeline/plugin.h"
 #include "python/common.h"
 #ifdef STOKER_WITH_CUDA
 #include "core/cuda/cuda_util.h"
@@ -192,6 +193,8 @@ PYBIND11_MODULE(_C, m) {
     }
   });
 
+  m.def("load_plugin", [](const std::string& path) { return load_plugin(path); }, py::arg("path"),
+        "Loads a plugin library and registers its operators; returns their names.");
   m.def("schemas", [] {
     py::list r;
     for (const OpSchema* s : SchemaRegistry::get().all()) r.append(schema_dict(*s));

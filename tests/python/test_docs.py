@@ -80,9 +80,9 @@ def test_skipped_blocks_are_few_and_say_why():
     # Every python block is fenced as ```python, so that none escapes the test unnoticed.
     for p in _guide_pages():
         for n, lang, code, _ in _blocks(p):
-            assert lang in ("python", "bash", "text", "yaml", "c"), \
+            assert lang in ("python", "bash", "text", "yaml", "c", "cpp"), \
                 f"{p.relative_to(ROOT)}:{n}: code block in {lang or 'no language'}; give it one " \
-                "of python, bash, text, yaml, c"
+                "of python, bash, text, yaml, c, cpp"
 
 
 def test_torchrun_example_is_the_one_the_plugin_tests_run():

@@ -35,6 +35,7 @@ _ALIASES = {
     "nvidia.dali.data_node": "stoker.pipeline",
     "nvidia.dali.tensors": "stoker.tensors",
     "nvidia.dali.backend": "stoker.tensors",
+    "nvidia.dali.plugin_manager": "stoker.plugin_manager",
     "nvidia.dali.plugin": "stoker.plugin",
     "nvidia.dali.plugin.base_iterator": "stoker.plugin.base_iterator",
     "nvidia.dali.plugin.pytorch": "stoker.plugin.pytorch",
