@@ -31,16 +31,19 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 ITERATIONS = {1: 300, 8: 200, 32: 100, 64: 60}
 
 
-def build(api, batch_size, device, threads):
+def build(api, batch_size, device, threads, executor="async"):
     if api == "dali":
         from nvidia.dali import fn, pipeline_def, types
     else:
         from stoker import fn, pipeline_def, types
 
     # One batch in flight: each run() takes the batch fed just before (DALI needs
-    # prefetch_queue_depth batches fed ahead of its first run otherwise).
+    # prefetch_queue_depth batches fed ahead of its first run otherwise). executor="sync": every
+    # stage on the caller's thread (exec_async=False, exec_pipelined=False), no hand-offs.
+    sync = executor == "sync"
     @pipeline_def(batch_size=batch_size, num_threads=threads,
-                  device_id=0 if device == "gpu" else None, seed=0, prefetch_queue_depth=1)
+                  device_id=0 if device == "gpu" else None, seed=0, prefetch_queue_depth=1,
+                  exec_async=not sync, exec_pipelined=not sync)
     def classify():
         jpegs = fn.external_source(name="jpegs", dtype=types.UINT8, ndim=1)
         images = fn.decoders.image(jpegs, device="mixed" if device == "gpu" else "cpu",
@@ -68,9 +71,9 @@ def summary(lat_ms, batch_size):
             "mean_ms": mean, "samples_per_s": batch_size / (mean / 1e3), "iterations": len(lat)}
 
 
-def run_python(api, files, batch_size, iterations, warmup, device, threads):
+def run_python(api, files, batch_size, iterations, warmup, device, threads, executor):
     import numpy as np
-    pipe = build(api, batch_size, device, threads)
+    pipe = build(api, batch_size, device, threads, executor)
     pipe.build()
     data = [np.fromfile(f, np.uint8) for f in files]
     sync = None
@@ -102,10 +105,10 @@ def run_python(api, files, batch_size, iterations, warmup, device, threads):
     return summary(lat, batch_size)
 
 
-def run_c(files, batch_size, iterations, warmup, device, threads, runner):
+def run_c(files, batch_size, iterations, warmup, device, threads, runner, executor):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "classify.stoker")
-        build("stoker", batch_size, device, threads).serialize(filename=path)
+        build("stoker", batch_size, device, threads, executor).serialize(filename=path)
         # The runner feeds each batch from its files in turn: give it as many as the Python
         # contenders cycle through.
         args = [str(runner), path, "-q", "-n", str(iterations), "-w", str(warmup)]
@@ -125,10 +128,10 @@ def one(args):
     files = [str(f) for f in photos(args.data, args.n_files)]
     if args.one == "stoker-c":
         res = run_c(files, args.batch, args.iterations, args.warmup, args.device, args.threads,
-                    args.runner)
+                    args.runner, args.executor)
     else:
         res = run_python("dali" if args.one == "dali" else "stoker", files, args.batch,
-                         args.iterations, args.warmup, args.device, args.threads)
+                         args.iterations, args.warmup, args.device, args.threads, args.executor)
     print(json.dumps(res))
 
 
@@ -146,6 +149,9 @@ def main():
     ap.add_argument("--batch-sizes", default="1,8,32,64")
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--contenders", default="stoker-c,stoker-py,dali")
+    ap.add_argument("--executor", choices=("async", "sync"), default="async",
+                    help="async: the pipelines' default executor (stages on threads of their "
+                         "own); sync: exec_async=False, exec_pipelined=False for every contender")
     ap.add_argument("--runner", default=None, help="stoker_run (default: build/gpu or build/dev)")
     ap.add_argument("--smoke", action="store_true", help="a few iterations of each row")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "latency"))
@@ -169,7 +175,7 @@ def main():
             cmd = [sys.executable, __file__, "--one", who, "--data", args.data, "--device",
                    args.device, "--batch", str(bs), "--iterations", str(iters), "--warmup",
                    str(warmup), "--threads", str(args.threads), "--n-files", str(max(64, bs * 2)),
-                   "--runner", str(runner)]
+                   "--runner", str(runner), "--executor", args.executor]
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
             if r.returncode:
                 err = (r.stderr.strip().splitlines() or ["failed"])[-1]
@@ -187,12 +193,14 @@ def main():
         else:
             lines.append(f"| {r['batch']} | {r['contender']} | | | | {r['status']} |")
     table = "\n".join(lines)
-    print(f"latency: {args.device}, {args.threads} threads, {platform.node()}")
+    print(f"latency: {args.device}, {args.threads} threads, {args.executor} executor, "
+          f"{platform.node()}")
     print(table)
     os.makedirs(args.out, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     with open(os.path.join(args.out, f"{stamp}.json"), "w") as f:
-        json.dump({"device": args.device, "threads": args.threads, "rows": rows}, f, indent=1)
+        json.dump({"device": args.device, "threads": args.threads, "executor": args.executor,
+                   "rows": rows}, f, indent=1)
     with open(os.path.join(args.out, f"{stamp}.md"), "w") as f:
         f.write(table + "\n")
     return 0 if all(r["status"] == "ok" for r in rows) else 1
