@@ -214,6 +214,42 @@ host), or copy it to the host with ``as_cpu()``.)doc")
         (void)t;
 #endif
       }, "Waits until the batch's data is ready on the GPU.")
+      .def("copy_to_external", [](const TensorListGPU& t, uintptr_t ptr, py::object cuda_stream,
+                                  bool non_blocking, bool use_copy_kernel) {
+        // DALI's: the batch, samples back to back, into device memory at `ptr`, queued on
+        // `cuda_stream` (None: the legacy default stream; an int, or an object with a
+        // `cuda_stream` (torch) or `ptr` (CuPy) attribute) after the batch is ready.
+        check_dense(t.batch, "copy_to_external");
+        int64_t s = 1;
+        if (!cuda_stream.is_none()) {
+          py::object h = py::hasattr(cuda_stream, "cuda_stream") ? cuda_stream.attr("cuda_stream")
+                         : py::hasattr(cuda_stream, "ptr") ? cuda_stream.attr("ptr") : cuda_stream;
+          s = h.cast<int64_t>();
+          if (s == 0) s = 1;  // (0 is the legacy default stream too)
+        }
+#ifdef STOKER_WITH_CUDA
+        py::gil_scoped_release nogil;
+        order_for_consumer(t.batch, s);
+        void* stream = s == 1 ? nullptr : reinterpret_cast<void*>(static_cast<intptr_t>(s));
+        auto* dst = reinterpret_cast<uint8_t*>(ptr);
+        if (t.batch.is_contiguous() && !t.batch.empty()) {
+          cuda_memcpy_async(dst, t.batch[0].data, t.batch.total_bytes(), stream);
+        } else {
+          for (size_t i = 0; i < t.batch.size(); ++i) {
+            cuda_memcpy_async(dst, t.batch[i].data, t.batch.sample_bytes(i), stream);
+            dst += t.batch.sample_bytes(i);
+          }
+        }
+        if (!non_blocking) cuda_stream_synchronize(stream);
+#else
+        (void)ptr; (void)non_blocking;
+#endif
+        (void)use_copy_kernel;
+      }, py::arg("ptr"), py::arg("cuda_stream") = py::none(), py::arg("non_blocking") = false,
+         py::arg("use_copy_kernel") = false,
+         "Copies the batch (equal sample shapes), samples back to back, into device memory at "
+         "`ptr`, on `cuda_stream` after the batch is ready; waits for the copy unless "
+         "non_blocking.")
       .def("_sample_ptr", [](const TensorListGPU& t, size_t i) {
         if (i >= t.batch.size()) throw py::index_error("sample index out of range");
         return reinterpret_cast<intptr_t>(t.batch[i].data);

@@ -84,3 +84,38 @@ def test_torch_takes_gpu_batches_without_a_copy_and_in_stream_order(jpeg_dir):
         assert np.array_equal(t.cpu().numpy().astype(np.float32), ref)
     stats = torch.cuda.memory_stats()  # torch allocated nothing for the batches themselves
     assert stats.get("allocation.all.current", 0) < 100
+
+
+@needs_gpu
+def test_feed_ndarray_and_copy_to_external():
+    """DALI's feed_ndarray: a GPU batch copied into an existing CUDA tensor on a given stream,
+    without a tensor made on the way (TensorListGPU.copy_to_external); CPU batches, another
+    dtype or shape take the general path or fail with a message."""
+    torch = pytest.importorskip("torch")
+    from stoker.plugin.pytorch import feed_ndarray
+    rng = np.random.default_rng(3)
+    data = [rng.integers(0, 256, (5, 7, 3), dtype=np.uint8) for _ in range(4)]
+
+    @pipeline_def(batch_size=4, num_threads=1, device_id=0)
+    def pipe():
+        x = fn.external_source(source=lambda: data, layout="HWC")
+        return x.gpu(), fn.cast(x.gpu(), dtype=types.FLOAT)
+
+    g8, gf = pipe().run()
+    want = np.stack(data)
+    stream = torch.cuda.Stream()
+    out = torch.empty((4, 5, 7, 3), dtype=torch.uint8, device="cuda")
+    assert feed_ndarray(g8, out, cuda_stream=stream) is out
+    stream.synchronize()
+    np.testing.assert_array_equal(out.cpu().numpy(), want)
+    out.zero_()
+    g8.copy_to_external(out.data_ptr())  # blocking, on the default stream
+    np.testing.assert_array_equal(out.cpu().numpy(), want)
+    # Another dtype: converted on the general path.
+    as_half = torch.empty((4, 5, 7, 3), dtype=torch.float16, device="cuda")
+    feed_ndarray(gf, as_half)
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(as_half.cpu().numpy(), want.astype(np.float16))
+    with pytest.raises(ValueError, match=r"feed_ndarray: the batch has shape \(4, 5, 7, 3\) but "
+                                         r"the destination tensor has shape \(4, 5, 7\)\."):
+        feed_ndarray(g8, torch.empty((4, 5, 7), dtype=torch.uint8, device="cuda"))

@@ -16,6 +16,8 @@ list of tensors, one per sample, each also sharing the pipeline's memory.
 import torch
 import torch.utils.dlpack
 
+from .. import _C
+from .. import types as _types
 from ..types import DALIDataType
 from .base_iterator import LastBatchPolicy, StokerBaseIterator, resolve_shard
 
@@ -71,9 +73,24 @@ def to_torch(batch, keep=None):
     return [torch.from_numpy(batch.at(i)) for i in range(keep)]
 
 
+def _torch_dtype(t):
+    import numpy as np
+    return torch.from_numpy(np.zeros(0, _types.to_numpy_dtype(t))).dtype
+
+
 def feed_ndarray(tensor_list, arr, cuda_stream=None):
     """Copies a TensorList into the existing torch tensor ``arr`` (DALI's helper); returns arr.
-    Rarely needed: the iterators already hand out tensors without a copy."""
+    Rarely needed: the iterators already hand out tensors without a copy.
+    ``cuda_stream`` (a torch.cuda.Stream or a raw handle; None: torch's current stream) orders
+    a GPU copy; the copy is queued there without waiting for it, as in DALI."""
+    if (isinstance(tensor_list, _C.TensorListGPU) and arr.is_cuda and arr.is_contiguous() and
+            _torch_dtype(tensor_list.dtype) == arr.dtype and
+            (len(tensor_list),) + tuple(tensor_list.shape()[0] if len(tensor_list) else ()) ==
+            tuple(arr.shape)):
+        # One device-to-device copy, ordered after the batch is ready: no tensor made on the way.
+        stream = cuda_stream if cuda_stream is not None else torch.cuda.current_stream(arr.device)
+        tensor_list.copy_to_external(arr.data_ptr(), stream, non_blocking=True)
+        return arr
     src = to_torch(tensor_list)
     if isinstance(src, list):
         raise ValueError("feed_ndarray: the samples of this batch have different shapes "
