@@ -50,8 +50,10 @@ def test_dali_imports_resolve_to_stoker(aliases):
     assert stoker.fn.__spec__.name == "stoker.fn" and stoker.__spec__.name == "stoker"
     from nvidia.dali.tensors import TensorListCPU
     assert TensorListCPU is stoker.TensorListCPU
+    import nvidia.dali.plugin_manager
+    assert nvidia.dali.plugin_manager.load_library is stoker.plugin_manager.load_library
     with pytest.raises(ModuleNotFoundError, match="no stoker counterpart"):
-        import nvidia.dali.plugin_manager  # noqa: F401
+        import nvidia.dali.sysconfig  # noqa: F401
 
 
 def test_a_dali_pytorch_script_runs_unchanged(aliases, jpeg_files):
