@@ -1,8 +1,9 @@
 """Inference latency: encoded JPEGs in, a normalized tensor out, one batch at a time.
 
-The pipeline of an image classifier's server (examples/c/make_pipeline.py): JPEG bytes fed by
-name, decoded (on the GPU with device=gpu: the 'mixed' decoder), resized to 256 on the shorter
-side, center-cropped to 224x224, normalized to float32 CHW. Each timed iteration feeds one batch
+The pipeline of an image classifier's server (examples/c/make_pipeline.py builds it, for
+stoker and for DALI): JPEG bytes fed by name, decoded (on the GPU with device=gpu: the 'mixed'
+decoder), resized to 256 on the shorter side, center-cropped to 224x224, normalized to float32
+CHW. Each timed iteration feeds one batch
 of real photos, runs the pipeline and waits until the output is ready (GPU outputs: copied into
 a torch tensor on the current stream and that stream synchronized, the same for every
 contender; the C API: stoker_outputs_wait). Contenders, each in a process of its own:
@@ -32,28 +33,15 @@ ITERATIONS = {1: 300, 8: 200, 32: 100, 64: 60}
 
 
 def build(api, batch_size, device, threads, executor="async"):
-    if api == "dali":
-        from nvidia.dali import fn, pipeline_def, types
-    else:
-        from stoker import fn, pipeline_def, types
-
-    # One batch in flight: each run() takes the batch fed just before (DALI needs
-    # prefetch_queue_depth batches fed ahead of its first run otherwise). executor="sync": every
-    # stage on the caller's thread (exec_async=False, exec_pipelined=False), no hand-offs.
+    """examples/c/make_pipeline.py's pipeline with one batch in flight: each run() takes the
+    batch fed just before (DALI needs prefetch_queue_depth batches fed ahead of its first run
+    otherwise). executor="sync": every stage on the caller's thread (exec_async=False,
+    exec_pipelined=False), no hand-offs."""
+    sys.path.insert(0, str(ROOT / "examples" / "c"))
+    from make_pipeline import build as classify
     sync = executor == "sync"
-    @pipeline_def(batch_size=batch_size, num_threads=threads,
-                  device_id=0 if device == "gpu" else None, seed=0, prefetch_queue_depth=1,
-                  exec_async=not sync, exec_pipelined=not sync)
-    def classify():
-        jpegs = fn.external_source(name="jpegs", dtype=types.UINT8, ndim=1)
-        images = fn.decoders.image(jpegs, device="mixed" if device == "gpu" else "cpu",
-                                   output_type=types.RGB)
-        images = fn.resize(images, resize_shorter=256, interp_type=types.INTERP_TRIANGULAR)
-        return fn.crop_mirror_normalize(images, crop=(224, 224), dtype=types.FLOAT,
-                                        output_layout="CHW",
-                                        mean=[0.485 * 255, 0.456 * 255, 0.406 * 255],
-                                        std=[0.229 * 255, 0.224 * 255, 0.225 * 255])
-    return classify()
+    return classify(batch_size, device, num_threads=threads, dali=api == "dali",
+                    prefetch_queue_depth=1, exec_async=not sync, exec_pipelined=not sync)
 
 
 def photos(root, n):

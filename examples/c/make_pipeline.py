@@ -6,12 +6,17 @@ with ImageNet's mean and standard deviation, as float32 CHW.
 """
 import argparse
 
-from stoker import fn, pipeline_def, types
 
+def build(batch_size, device, num_threads=2, dali=False, **pipeline_args):
+    """The pipeline (stoker's, or with dali=True the same code on NVIDIA DALI: bench/latency.py
+    measures both); pipeline_args go to pipeline_def (prefetch_queue_depth, exec_async...)."""
+    if dali:
+        from nvidia.dali import fn, pipeline_def, types
+    else:
+        from stoker import fn, pipeline_def, types
 
-def build(batch_size, device):
-    @pipeline_def(batch_size=batch_size, num_threads=2, device_id=0 if device == "gpu" else None,
-                  seed=0)
+    @pipeline_def(batch_size=batch_size, num_threads=num_threads,
+                  device_id=0 if device == "gpu" else None, seed=0, **pipeline_args)
     def classify():
         jpegs = fn.external_source(name="jpegs", dtype=types.UINT8, ndim=1)
         images = fn.decoders.image(jpegs, device="mixed" if device == "gpu" else "cpu",
