@@ -227,6 +227,10 @@ void Executor::run_stages(Iteration& it, int first, int last) {
         restart = true;
       }
       std::vector<IterationErrors::Entry> bad = errors.take();
+      // In sample order, not the order the worker threads failed in: which good sample takes
+      // which bad one's place (and what the log says first) must not depend on the threads.
+      std::stable_sort(bad.begin(), bad.end(),
+                       [](const auto& a, const auto& b) { return a.sample < b.sample; });
       // The log line and the messages below name the operator already.
       for (auto& e : bad)
         if (e.reason.rfind(e.op + ": ", 0) == 0) e.reason.erase(0, e.op.size() + 2);
@@ -236,7 +240,8 @@ void Executor::run_stages(Iteration& it, int first, int last) {
       STOKER_ASSERT(first == 0, "a sample was skipped after the readers' stage");
       std::vector<int64_t> positions;
       for (const auto& e : bad)
-        if (!e.replaced) positions.push_back(e.sample);
+        if (!e.replaced && (positions.empty() || positions.back() != e.sample))
+          positions.push_back(e.sample);
       bool replaced = false;
       for (auto& op : ops_) replaced |= op->replace_samples(positions);
       if (!replaced)
