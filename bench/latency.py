@@ -9,6 +9,7 @@ a torch tensor on the current stream and that stream synchronized, the same for 
 contender; the C API: stoker_outputs_wait). Contenders, each in a process of its own:
 
   stoker-c    stoker through its C API (build/.../stoker_run on the serialized pipeline)
+  stoker-c-dali  the same runner on the pipeline as DALI serialized it (a Triton model.dali)
   stoker-py   stoker from Python (feed_input, run)
   dali        NVIDIA DALI 2.4 from Python, the same code with nvidia.dali
 
@@ -93,10 +94,11 @@ def run_python(api, files, batch_size, iterations, warmup, device, threads, exec
     return summary(lat, batch_size)
 
 
-def run_c(files, batch_size, iterations, warmup, device, threads, runner, executor):
+def run_c(files, batch_size, iterations, warmup, device, threads, runner, executor, api="stoker"):
+    """api="dali": the file stoker_run loads is the one DALI's serialize() wrote."""
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "classify.stoker")
-        build("stoker", batch_size, device, threads, executor).serialize(filename=path)
+        path = os.path.join(tmp, "model.dali" if api == "dali" else "classify.stoker")
+        build(api, batch_size, device, threads, executor).serialize(filename=path)
         # The runner feeds each batch from its files in turn: give it as many as the Python
         # contenders cycle through.
         args = [str(runner), path, "-q", "-n", str(iterations), "-w", str(warmup)]
@@ -114,9 +116,9 @@ def run_c(files, batch_size, iterations, warmup, device, threads, runner, execut
 def one(args):
     """Runs one row in this process and prints its JSON."""
     files = [str(f) for f in photos(args.data, args.n_files)]
-    if args.one == "stoker-c":
+    if args.one in ("stoker-c", "stoker-c-dali"):
         res = run_c(files, args.batch, args.iterations, args.warmup, args.device, args.threads,
-                    args.runner, args.executor)
+                    args.runner, args.executor, "dali" if args.one == "stoker-c-dali" else "stoker")
     else:
         res = run_python("dali" if args.one == "dali" else "stoker", files, args.batch,
                          args.iterations, args.warmup, args.device, args.threads, args.executor)
@@ -157,7 +159,7 @@ def main():
         iters = 3 if args.smoke else ITERATIONS.get(bs, max(20, 3000 // bs))
         warmup = 1 if args.smoke else 10
         for who in args.contenders.split(","):
-            if who == "stoker-c" and runner is None:
+            if who.startswith("stoker-c") and runner is None:
                 rows.append({"contender": who, "batch": bs, "status": "no stoker_run built"})
                 continue
             cmd = [sys.executable, __file__, "--one", who, "--data", args.data, "--device",

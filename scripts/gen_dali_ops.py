@@ -3,6 +3,10 @@ with DALI's backends and, for a deprecated alias, the operator that replaces it.
 to name the DALI operators it does not have yet (instead of an AttributeError), to provide
 DALI's deprecated aliases, and to print the coverage table in the README.
 
+Also writes src/pipeline/dali_op_names.inc: DALI's schema names (what a pipeline DALI
+serialized names its operators by: "decoders__Image") -> stoker's operator, a deprecated alias
+resolved to its successor. pipeline/dali_format.cc reads DALI's serialized pipelines with it.
+
 Run it where DALI is installed (pip install nvidia-dali-cuda130==2.4.0):
     python3 scripts/gen_dali_ops.py
 """
@@ -67,6 +71,23 @@ def main():
         target = "external_source" if name == "ExternalSource" else fn_by_schema.get(schema_name)
         if target:
             ops_classes[name] = target
+    # Schema names -> the fn name of the operator stoker runs for them.
+    schema_fns = {}
+    for n, f in _walk(dali_fn, "", "nvidia.dali.fn", callable):
+        schema_name = getattr(f, "_schema_name", None)
+        if not schema_name or n.startswith("hidden.") or ".hidden." in n:
+            continue
+        target = fn_ops[n][1] or n
+        if schema_fns.get(schema_name, target) != target and not fn_ops[n][1]:
+            continue  # (two fn names for one schema: the first, not deprecated, wins)
+        schema_fns.setdefault(schema_name, target)
+    inc = os.path.join(os.path.dirname(__file__), "..", "src", "pipeline", "dali_op_names.inc")
+    with open(inc, "w") as f:
+        f.write(f"// NVIDIA DALI {nvidia.dali.__version__}'s operator schema names -> the fn name of "
+                "the operator that\n// stands for each (written by scripts/gen_dali_ops.py; do "
+                "not edit).\n")
+        for k in sorted(schema_fns):
+            f.write(f'{{"{k}", "{schema_fns[k]}"}},\n')
     out = os.path.join(os.path.dirname(__file__), "..", "python", "stoker", "_dali_ops.py")
     with open(out, "w") as f:
         f.write(f'"""NVIDIA DALI {nvidia.dali.__version__}\'s operator names (written by '
@@ -78,7 +99,8 @@ def main():
         f.write(f"DALI_VERSION = {nvidia.dali.__version__!r}\n\n")
         f.write("FN = " + pprint.pformat({k: tuple(v) for k, v in fn_ops.items()}, width=99) + "\n\n")
         f.write("OPS = " + pprint.pformat(ops_classes, width=99) + "\n")
-    print(f"wrote {os.path.normpath(out)}: {len(fn_ops)} fn names, {len(ops_classes)} ops classes")
+    print(f"wrote {os.path.normpath(out)}: {len(fn_ops)} fn names, {len(ops_classes)} ops classes; "
+          f"{os.path.normpath(inc)}: {len(schema_fns)} schema names")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,9 @@ ls /usr/include/openjpeg-2*/openjpeg.h >/dev/null 2>&1 || _need_apt+=(libopenjp2
 [ -f /usr/include/nlohmann/json.hpp ] || _need_apt+=(nlohmann-json3-dev)
 # OpenSSL's libcrypto: the C API checks the SHA-256 of serialized pipelines.
 [ -f /usr/include/openssl/evp.h ] || _need_apt+=(libssl-dev)
+# Optional: libprotobuf (lite) and protoc read pipelines that DALI serialized (model.dali).
+[ -f /usr/include/google/protobuf/message_lite.h ] || _need_apt+=(libprotobuf-dev)
+command -v protoc >/dev/null || _need_apt+=(protobuf-compiler)
 # Optional audio: libsndfile (decoders.audio, readers.nemo_asr) and libsoxr (resampling); without
 # them those operators say "built without libsndfile" / "built without libsoxr".
 [ -f /usr/include/sndfile.h ] || _need_apt+=(libsndfile1-dev)

@@ -15,6 +15,10 @@ line). Enum arguments are written by name (DALIDataType "FLOAT"), not by number.
 internal ids (external_source's and python_function's links to their Python side) are not
 written: deserializing makes new ones.
 
+Pipelines that DALI serialized (protobuf: DALI's Pipeline.serialize(), Triton's model.dali) are
+read too: src/pipeline/dali_format.cc turns them into the same body (the stoker build needs
+libprotobuf), DALI's operator and argument names mapped to stoker's.
+
 What cannot travel: Python code. An external_source with a `source` (fed by name instead,
 with ``pipe.feed_input(name, data)``, as a DALI user does after deserializing) and
 python_function / numba_function raise ValueError naming the operator.
@@ -43,8 +47,7 @@ _ENUMS = {f"stoker.types.{n}": getattr(_types, n)
 _PY_FUNCTIONS = ("python_function", "dl_tensor_python_function")
 
 _FOREIGN_HINT = ("pass the bytes Pipeline.serialize() returned (or the file "
-                 "serialize(filename=...) wrote), unchanged. Pipelines serialized by DALI "
-                 "(protobuf) cannot be read yet")
+                 "serialize(filename=...) wrote), unchanged")
 
 
 # ------------------------------------------------------------------------------- arguments
@@ -172,12 +175,13 @@ def loads(data):
     elif not isinstance(data, bytes):
         raise TypeError(f"Pipeline.deserialize: serialized_pipeline must be the bytes "
                         f"Pipeline.serialize() returned, got {type(data).__name__}.")
-    if not data.startswith(MAGIC + b" "):
-        start = data[:24]
-        raise ValueError(
-            f"Pipeline.deserialize: this is not a pipeline serialized by stoker: it "
-            f"{'is empty' if not data else f'starts with {start!r}'}, where stoker's start "
-            f"with {MAGIC + b' '!r}; {_FOREIGN_HINT}.")
+    if not data:
+        raise ValueError(f"Pipeline.deserialize: the serialized pipeline is empty; "
+                         f"{_FOREIGN_HINT}.")
+    if not data.startswith(MAGIC + b" "):  # DALI's (protobuf), or neither
+        doc = json.loads(_C.dali_pipeline_document(data))
+        _check_shape(doc)
+        return doc
     end = data.find(b"\n", 0, 200)
     fields = data[:end].split(b" ") if end >= 0 else []
     ok = (len(fields) == 4 and fields[1].isdigit() and fields[2].isdigit() and

@@ -592,7 +592,8 @@ class Pipeline:
 
     @classmethod
     def deserialize(cls, serialized_pipeline=None, filename=None, **kwargs):
-        """The pipeline that serialize() wrote, built. Give exactly one of
+        """The pipeline that serialize() wrote, built; or one that DALI serialized (a Triton
+        model.dali: its operators and arguments mapped to stoker's). Give exactly one of
         `serialized_pipeline` (the bytes) and `filename`. The serialized parameters are used
         unless keyword arguments (any of Pipeline()'s) override them: e.g. ``batch_size=``,
         ``num_threads=``, ``device_id=``, ``seed=``, ``prefetch_queue_depth=``, and

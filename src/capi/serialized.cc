@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "pipeline/dali_format.h"
 
 namespace stoker::capi {
 namespace {
@@ -17,7 +18,7 @@ constexpr int kVersion = 1;  // the newest format this stoker reads (_serialize.
 const std::string kWho = "stoker_pipeline_create";
 const std::string kHint =
     "pass the bytes Pipeline.serialize() returned (or the file serialize(filename=...) wrote), "
-    "unchanged. Pipelines serialized by DALI (protobuf) cannot be read yet";
+    "unchanged";
 
 [[noreturn]] void fail(const std::string& what) {
   throw Error(ErrorKind::kInvalidArgument, kWho + ": " + what);
@@ -186,25 +187,15 @@ FedInputDef fed_input(const json& args, const json& op, const OpRecord& r, int k
 
 }  // namespace
 
+PipelineDef read_document(const nlohmann::json& doc);
+
 PipelineDef read_serialized(const void* data, size_t size) {
   const char* bytes = static_cast<const char*>(data);
   const size_t magic_len = std::strlen(kMagic);
-  if (!bytes || size < magic_len + 1 || std::memcmp(bytes, kMagic, magic_len) != 0 ||
-      bytes[magic_len] != ' ') {
-    std::string start;
-    for (size_t i = 0; i < size && i < 24; ++i) {
-      unsigned char c = static_cast<unsigned char>(bytes[i]);
-      if (c >= 32 && c < 127 && c != '\\') start += static_cast<char>(c);
-      else {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\x%02x", c);
-        start += buf;
-      }
-    }
-    fail(std::string("this is not a pipeline serialized by stoker: it ") +
-         (size == 0 ? "is empty" : "starts with '" + start + "'") + ", where stoker's start with '" +
-         kMagic + " '; " + kHint + ".");
-  }
+  if (!bytes || size == 0) fail("the serialized pipeline is empty; " + kHint + ".");
+  if (size < magic_len + 1 || std::memcmp(bytes, kMagic, magic_len) != 0 ||
+      bytes[magic_len] != ' ')
+    return read_document(dali_pipeline_document(data, size, kWho));  // DALI's, or neither
   const char* nl = static_cast<const char*>(std::memchr(bytes, '\n', std::min<size_t>(size, 200)));
   if (!nl)
     fail("the header of the serialized pipeline is damaged or cut short; expected '" +
@@ -235,7 +226,6 @@ PipelineDef read_serialized(const void* data, size_t size) {
     fail("the serialized pipeline is damaged or was edited: its body does not match the checksum "
          "in its header. Pass the bytes Pipeline.serialize() returned, unchanged.");
 
-  PipelineDef d;
   json doc;
   try {
     doc = json::parse(body, body + have);
@@ -243,6 +233,11 @@ PipelineDef read_serialized(const void* data, size_t size) {
     fail(std::string("the serialized pipeline's contents are not JSON (") + e.what() + "); " +
          kHint + ".");
   }
+  return read_document(doc);
+}
+
+PipelineDef read_document(const json& doc) {
+  PipelineDef d;
   if (!doc.is_object() || !doc.contains("pipeline") || !doc["pipeline"].is_object() ||
       !doc.contains("operators") || !doc["operators"].is_array() || !doc.contains("outputs") ||
       !doc["outputs"].is_array() || doc["outputs"].empty())

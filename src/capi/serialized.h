@@ -1,10 +1,12 @@
 // Reading a pipeline that stoker's Python API serialized (python/stoker/_serialize.py writes
-// the format: a header line "stoker.pipeline <version> <bytes> <sha256>" and a JSON body), so
-// that it runs without Python.
+// the format: a header line "stoker.pipeline <version> <bytes> <sha256>" and a JSON body), or
+// that DALI serialized, so that it runs without Python.
 #pragma once
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "pipeline/executor.h"
 #include "pipeline/graph.h"
@@ -33,8 +35,13 @@ struct PipelineDef {
   std::vector<std::optional<std::string>> output_layout;
 };
 
-// Parses and checks the bytes; throws Error(kInvalidArgument) naming what is wrong (not stoker's
-// format, truncated, damaged, a newer version, an unknown operator or argument, Python code).
+// Parses and checks the bytes: stoker's format, or a pipeline DALI serialized (protobuf, read by
+// pipeline/dali_format.h into the same document); throws Error(kInvalidArgument) naming what is
+// wrong (neither format, truncated, damaged, a newer version, an unknown operator or argument,
+// Python code).
 PipelineDef read_serialized(const void* data, size_t size);
+
+// The pipeline that a document of stoker's format (the JSON body) describes, checked.
+PipelineDef read_document(const nlohmann::json& doc);
 
 }  // namespace stoker::capi

@@ -1,5 +1,6 @@
 # Files of src/pipeline, listed one by one. (STOKER_CUDA_SOURCES: only built with CUDA.)
 list(APPEND STOKER_SOURCES
+  src/pipeline/dali_format.cc
   src/pipeline/executor.cc
   src/pipeline/gpu_batch.cc
   src/pipeline/graph.cc

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "pipeline/dali_format.h"
 #include "pipeline/plugin.h"
 #include "python/common.h"
 #ifdef STOKER_WITH_CUDA
@@ -206,6 +207,12 @@ PYBIND11_MODULE(_C, m) {
     return from_arg_value(s.check_arg(name, v));
   }, py::arg("op"), py::arg("name"), py::arg("value"),
      "Checks one constant argument against the schema; returns it normalised.");
+  m.attr("reads_dali_pipelines") = dali_format_supported();
+  m.def("dali_pipeline_document", [](py::bytes data) {
+    std::string bytes = data;
+    return dali_pipeline_document(bytes.data(), bytes.size(), "Pipeline.deserialize").dump();
+  }, py::arg("data"),
+     "A pipeline that DALI serialized (protobuf), as the JSON body of stoker's format.");
 #ifdef STOKER_WITH_CUDA
   m.attr("built_with_cuda") = true;
   m.def("cuda_device_count", [] { return cuda_device_count(); },

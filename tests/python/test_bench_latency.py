@@ -1,5 +1,6 @@
 """bench/latency.py keeps working: a smoke pass (a few iterations per row) of every contender on
-the CPU, through the C API's runner and from Python, with DALI where it is installed."""
+the CPU, through the C API's runner and from Python, with DALI where it is installed (and the
+runner on DALI's own serialized file)."""
 import importlib.util
 import json
 import pathlib
@@ -18,8 +19,10 @@ def test_latency_smoke(testdata, tmp_path):
     runner = BUILD / "stoker_run"
     if not runner.exists():
         pytest.skip(f"no C API built in {BUILD}")
-    contenders = ["stoker-c", "stoker-py"] + (
-        ["dali"] if importlib.util.find_spec("nvidia.dali") else [])
+    has_dali = importlib.util.find_spec("nvidia.dali") is not None
+    contenders = ["stoker-c", "stoker-py"] + (["dali"] if has_dali else []) + (
+        ["stoker-c-dali"] if has_dali and getattr(stoker._C, "reads_dali_pipelines", False)
+        else [])
     r = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "latency.py"), "--data",
          str(testdata / "imagenet-sample"), "--device", "cpu", "--batch-sizes", "1,4",
