@@ -4,6 +4,7 @@ conditionals, external sources fed by name, checkpoints), the parameters that tr
 the keywords of deserialize() override, every operator schema's arguments, and the errors."""
 import hashlib
 import json
+import os
 import pathlib
 import re
 
@@ -16,7 +17,7 @@ from stoker import _serialize
 from stoker._schema import SCHEMAS
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-TESTDATA = ROOT.parent / "shared" / "testdata"
+TESTDATA = pathlib.Path(os.environ.get("STOKER_TESTDATA", ROOT.parent / "shared" / "testdata"))
 IMAGENET = TESTDATA / "imagenet-sample"
 JPEG_DIR = TESTDATA / "images" / "jpeg"
 HERE = pathlib.Path(__file__).name
