@@ -16,7 +16,8 @@ OUT/<harness>/ gets:
   parts) and their .idx files; tar: the shared WebDataset shards and archives made here in the
   ustar, GNU and pax formats, and wds2idx index files; caffe: caffe.Datum and
   caffe2.TensorProtos records; npy: .npy files of every element type, both orders, versions
-  1 to 3; lmdb: LMDB data files written by liblmdb (needs the `lmdb` package).
+  1 to 3; lmdb: LMDB data files written by liblmdb (needs the `lmdb` package); dali_format:
+  pipelines in DALI's serialized format made here, and by DALI where it is installed.
 """
 import gzip
 import io
@@ -452,6 +453,93 @@ def npy_seeds(out):
         write(out / "npy", f"{i:02d}", prefix + d)
 
 
+def dali_seeds(out):
+    """Pipelines as DALI serializes them (pipeline/dali_pipeline.proto): made here, and by DALI
+    itself where it is installed (CPU pipelines: DALI serializes GPU ones only with a GPU)."""
+    s = lambda text: text.encode()  # noqa: E731
+
+    def io(name, device="cpu", arg=None):
+        return (field(1, 2, s(name)) + field(2, 2, s(device)) + field(3, 0, arg is not None) +
+                (field(4, 2, s(arg)) if arg else b""))
+
+    def arg(name, value):
+        if isinstance(value, list):
+            return field(4, 2, field(1, 2, s(name)) +
+                         b"".join(field(7, 2, scalar("e", v)) for v in value) + field(8, 0, 1))
+        return field(4, 2, scalar(name, value))
+
+    def scalar(name, value):
+        body = field(1, 2, s(name))
+        if isinstance(value, bool):
+            body += field(2, 2, b"bool") + field(6, 0, value)
+        elif isinstance(value, int):
+            body += field(2, 2, b"int64") + field(4, 0, value)
+        elif isinstance(value, float):
+            body += field(2, 2, b"float") + field(3, 5, struct.pack("<f", value))
+        else:
+            body += field(2, 2, b"string") + field(5, 2, s(value))
+        return body + field(8, 0, 0)
+
+    def op(schema, ins=(), outs=(), args=(), inst=None):
+        body = field(1, 2, s(schema)) + b"".join(field(2, 2, i) for i in ins)
+        body += b"".join(field(3, 2, o) for o in outs) + b"".join(args)
+        return field(5, 2, body + (field(5, 2, s(inst)) if inst else b""))
+
+    def pipe(ops, outs, device_id=-99999):
+        return (field(1, 0, 2) + field(2, 0, 4) + b"".join(ops) +
+                b"".join(field(7, 2, o) for o in outs) + field(8, 0, device_id) + field(9, 0, 3))
+
+    es = op("ExternalSource", outs=[io("x")], args=[arg("dtype", 0), arg("ndim", 1)], inst="x")
+    seeds = {
+        "decode": pipe([es, op("decoders__Image", [io("x")], [io("d")], [arg("output_type", 0)]),
+                        op("Resize", [io("d")], [io("r")], [arg("resize_x", 224.0),
+                                                           arg("interp_type", 1)]),
+                        op("random__CoinFlip", outs=[io("c")], args=[arg("probability", 0.5)]),
+                        op("CropMirrorNormalize", [io("r"), io("c", arg="mirror")], [io("n")],
+                           [arg("mean", [1.5, 2.5, 3.5]), arg("output_layout", "CHW")])],
+                       [io("n"), io("c")]),
+        "arith": pipe([es, op("_ArithmeticGenericOp", [io("x"), io("x")], [io("a")],
+                              [arg("expression_desc", "clamp(add(&0 &1) $0:float32 $0:int32)"),
+                               arg("real_constants", [0.5]), arg("integer_constants", [3])])],
+                      [io("a")]),
+        "subscript": pipe([es, op("_Shape", [io("x")], [io("s")]),
+                           op("_TensorSubscript", [io("s")], [io("t")],
+                              [arg("at_0", 1), arg("lo_1", 2), arg("num_subscripts", 2)])],
+                          [io("t")]),
+        "conditional": pipe([es, op("Cast", [io("x")], [io("p")], [arg("dtype", 11)]),
+                             op("_conditional__Split", [io("x"), io("p", arg="predicate")],
+                                [io("t"), io("f")], [arg("_if_stmt", True)]),
+                             op("_conditional__Merge", [io("t"), io("f"),
+                                                        io("p", arg="predicate")], [io("m")])],
+                            [io("m")]),
+        "gpu": pipe([op("ExternalSource", outs=[io("x", "gpu")], inst="x",
+                        args=[arg("device", "gpu")]),
+                     op("readers__File", outs=[io("j"), io("l")], args=[arg("file_root", "/d")]),
+                     op("MakeContiguous", [io("l")], [io("lg", "gpu")], [arg("device", "mixed")]),
+                     op("Cast", [io("x", "gpu")], [io("g", "gpu")], [arg("device", "gpu")])],
+                    [io("g", "gpu"), io("lg", "gpu")], device_id=0),
+    }
+    for name, data in seeds.items():
+        write(out / "dali_format", name, data)
+    try:
+        from nvidia.dali import fn, pipeline_def, types
+    except Exception:  # noqa: BLE001 (DALI not installed, or broken: the made seeds do)
+        return
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, enable_conditionals=True)
+    def made_by_dali():
+        x = fn.external_source(name="x", dtype=types.UINT8, ndim=1)
+        img = fn.resize(fn.decoders.image(x), resize_x=64, resize_y=64)
+        y = fn.cast(img, dtype=types.FLOAT) * 2 + 1
+        if fn.random.coin_flip() > 0:
+            z = y[0:4, :, 1]
+        else:
+            z = -y[4:8, :, 0]
+        return z, img.shape()
+
+    write(out / "dali_format", "made_by_dali", made_by_dali().serialize())
+
+
 def main():
     testdata, out = Path(sys.argv[1]), Path(sys.argv[2])
     img = testdata / "images"
@@ -501,6 +589,7 @@ def main():
     caffe_seeds(out)
     npy_seeds(out)
     lmdb_seeds(out)
+    dali_seeds(out)
 
 
 if __name__ == "__main__":

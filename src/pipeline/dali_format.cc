@@ -239,6 +239,12 @@ class Converter {
     if (!visiting_.insert(index).second)
       fail("the operators of the DALI pipeline read each other in a cycle (at '" +
            def_.op(index).name() + "'): the file is damaged.");
+    // DALI writes operators after those they read, so this recursion stays shallow; a file
+    // that lists a long chain backwards must not exhaust the stack.
+    if (visiting_.size() > kMaxDepth)
+      fail("the operators of the DALI pipeline are listed out of order more than " +
+           std::to_string(kMaxDepth) + " deep; DALI writes each after those it reads: the file "
+           "is damaged or was not written by DALI's Pipeline.serialize().");
     convert(def_.op(index));
     visiting_.erase(index);
     done_.insert(index);
@@ -431,14 +437,18 @@ class Converter {
   Operand expression(const std::string& e, size_t& pos, const json& inputs,
                      const std::vector<json>& ints, const std::vector<json>& reals,
                      const std::string& device, const std::string& location,
-                     const std::string& where) {
-    auto bad = [&] { fail(where + ": cannot read the arithmetic expression '" + e + "'"); };
+                     const std::string& where, int depth = 0) {
+    auto bad = [&] {
+      fail(where + ": cannot read the arithmetic expression '" +
+           (e.size() > 200 ? e.substr(0, 200) + "..." : e) + "'");
+    };
+    if (depth > static_cast<int>(kMaxDepth)) bad();
     while (pos < e.size() && e[pos] == ' ') ++pos;
     if (pos >= e.size()) bad();
     auto number = [&]() {
       size_t start = pos;
       while (pos < e.size() && std::isdigit(static_cast<unsigned char>(e[pos]))) ++pos;
-      if (start == pos) bad();
+      if (start == pos || pos - start > 9) bad();
       return std::stoul(e.substr(start, pos - start));
     };
     if (e[pos] == '&') {
@@ -471,7 +481,8 @@ class Converter {
       while (pos < e.size() && e[pos] == ' ') ++pos;
       if (pos >= e.size()) bad();
       if (e[pos] == ')') { ++pos; break; }
-      operands.push_back(expression(e, pos, inputs, ints, reals, device, location, where));
+      operands.push_back(
+          expression(e, pos, inputs, ints, reals, device, location, where, depth + 1));
     }
     if (fname == "plus" && operands.size() == 1 && operands[0].node.is_array())
       return operands[0];  // unary +
@@ -502,6 +513,7 @@ class Converter {
     return {add_op("arithmetic_generic", device, args, json::object(), nodes, 1, "", location)};
   }
 
+  static constexpr size_t kMaxDepth = 100;  // (DALI writes depth 1: each operator after its inputs)
   const dali_proto::PipelineDef& def_;
   const std::string who_;
   std::map<std::string, int> producer_;  // tensor name -> the DALI operator that makes it
@@ -516,7 +528,8 @@ nlohmann::json dali_pipeline_document(const void* data, size_t size, const std::
   GOOGLE_PROTOBUF_VERIFY_VERSION;
   dali_proto::PipelineDef def;
   if (!data || size == 0 || size > static_cast<size_t>(INT32_MAX) ||
-      !def.ParseFromArray(data, static_cast<int>(size)))
+      // (Partial, then checked: ParseFromArray logs a missing required field to stderr.)
+      !def.ParsePartialFromArray(data, static_cast<int>(size)) || !def.IsInitialized())
     fail(ErrorKind::kInvalidArgument,
          who + ": this is neither a pipeline serialized by stoker (those start with "
          "'stoker.pipeline ') nor one serialized by DALI (protobuf), or it was cut short or "
