@@ -332,5 +332,6 @@ def _external_source(pipe, rec, extra):
     es.timeout = extra.get("timeout")
     es.gpu = bool(extra.get("gpu", False))
     es.layouts = layouts
+    es.no_copy = bool(a.get("no_copy", False))
     rec.args = dict(a, _source_id=es.state.id)
     pipe._external_sources.append(es)

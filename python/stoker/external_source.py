@@ -41,7 +41,6 @@ iteration and epoch_idx that would have come. Other sources (no-argument callabl
 generator functions, feed_input) keep their state in your code: after a restore they start from
 the beginning.
 """
-import collections
 import functools
 import inspect
 import numbers
@@ -132,6 +131,7 @@ class _ExternalSource:
         self.where = where
         self.name = name
         self.gpu = False  # device="gpu": set by the adapter
+        self.no_copy = False  # no_copy=True: fed arrays are shared, not copied (the adapter)
         # A weak reference to the operator in the pipeline's graph: the producer thread holds
         # this object while it waits for data, and must not keep the pipeline alive with it.
         self.record = lambda: None
@@ -142,7 +142,6 @@ class _ExternalSource:
         self._cycle = cycle
         self._dtype = dtype         # per output: NumPy dtype or None
         self._ndim = ndim           # per output: int or None
-        self._repeat_last = repeat_last
         self._source = source
         self._lock = threading.Lock()
         # Held by the producer while it calls the source (taken before _lock where both are):
@@ -200,12 +199,13 @@ class _ExternalSource:
         self._made = {}
         self._delivered = (0, 0)
         self._errors = {}           # iteration -> the exception the source raised there
-        self._fed = collections.deque()
-        self._last = None
         self._requested = 0         # run() has asked for iterations below this
         # The C++ operator calls back through a weak reference, so that this object (and the
         # user's source) go away with the pipeline.
         self.state = _C.ExternalSourceState(functools.partial(_fetch, weakref.ref(self)))
+        # feed_input's batches wait in the state, converted, for the operator to take them
+        # without the GIL (src/python/external_source.cc); it repeats the last one itself.
+        self.state.set_repeat_last(bool(repeat_last))
 
     @property
     def resumable(self):
@@ -326,15 +326,9 @@ class _ExternalSource:
         return out
 
     def _next_fed(self, iteration, batch_size):
-        if self._fed:
-            self._last = self._fed.popleft()
-            n = len(self._last[0])
-            if n > batch_size:
-                raise ValueError(f"{self.where}: the batch given to feed_input has {n} samples, "
-                                 f"more than the pipeline's batch_size ({batch_size})")
-            return self._last
-        if self._repeat_last and self._last is not None:
-            return self._last
+        """Called when the operator found no fed batch waiting in the state."""
+        if self.state.has_fed():
+            return None  # fed since the operator looked: it takes the batch on its next look
         if iteration < self._requested:
             raise RuntimeError(
                 f"{self.where}: no data for this batch: feed the external_source"
@@ -467,16 +461,20 @@ class _ExternalSource:
         return tuple(out)
 
     # ---- called by the Pipeline (main thread)
-    def feed(self, data, layout=None):
+    def feed(self, data, layout=None, batch_size=1 << 62):
         if self._kind != "feed":
             raise RuntimeError(f"{self.where}: this external_source has a source; feed_input is "
                                "for external_sources without one")
         batch = self._normalize(data, 1 << 62)
+        n = len(batch[0])
+        if n > batch_size:
+            raise ValueError(f"{self.where}: the batch given to feed_input has {n} samples, "
+                             f"more than the pipeline's batch_size ({batch_size})")
         if layout:
             batch = self._with_layout(batch, layout)
-        with self._lock:
-            self._fed.append(batch)
-        self.state.notify()
+        layouts = self.layouts or getattr(batch, "layouts", None) or [""] * len(batch)
+        # Copied here (with the GIL this thread holds anyway), taken by the operator without it.
+        self.state.push_fed(tuple(batch), [l or "" for l in layouts], self.no_copy)
 
     def _with_layout(self, batch, layout):
         """feed_input(layout=...): checked when the data arrives against the layout the
@@ -652,6 +650,7 @@ def _adapt(kwargs):
     kwargs["_source_id"] = es.state.id
     es.timeout = None if timeout is None else float(timeout)
     es.layouts = layout
+    es.no_copy = bool(kwargs.get("no_copy", False))
     # device='gpu' (as DALI): the batches are read on the CPU, as always, then copied to the GPU.
     device = kwargs.pop("device", None)
     if device not in (None, "cpu", "gpu"):

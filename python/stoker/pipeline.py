@@ -485,6 +485,8 @@ class Pipeline:
             enable_checkpointing=self._enable_checkpointing)
         if self._checkpoint is not None:
             self._restore(executor, self._checkpoint)
+        for es in self._external_sources:
+            es.state.use_pool(executor)  # fed batches are copied into the pipeline's pool
         self._executor = executor
         self._built = True
         _warn_batch_past_epoch(executor, self._batch_size)
@@ -711,7 +713,7 @@ class Pipeline:
         for es in self._external_sources:
             if (isinstance(data_node, str) and es.name == data_node) or (
                     isinstance(data_node, DataNode) and data_node.op is es.record()):
-                es.feed(data, layout)
+                es.feed(data, layout, self._batch_size)
                 return
         names = ", ".join(repr(es.name) for es in self._external_sources if es.name) or "none"
         raise ValueError(f"Pipeline.feed_input: there is no external_source {data_node!r} in this "

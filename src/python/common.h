@@ -1,5 +1,6 @@
 // Shared pieces of the Python bindings.
 #pragma once
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -20,5 +21,9 @@ void bind_pipeline(py::module_& m);
 void bind_external_source(py::module_& m);
 void bind_python_function(py::module_& m);
 py::object wrap_batch(Batch b);
+
+// The element type of a NumPy array, kNone where stoker has none (or for another byte order);
+// without NumPy's dtype name, which costs a call into Python code per array.
+DType dtype_of_array(const py::array& a);
 
 }  // namespace stoker::python

@@ -11,6 +11,11 @@
 // raises (StopIteration included) fails the iteration; the Python pipeline re-raises the
 // source's own exception from run().
 //
+// Pipeline.feed_input's batches take a shorter way: they are copied into batches on the feeding
+// thread (which holds the GIL anyway) and queued in the ExternalSourceState, and the operator
+// takes them without the GIL. Handing the GIL from the caller to the producer thread and back
+// cost a one-image inference from Python 0.1-0.2 ms (bench/RESULTS.md, issue 24).
+//
 // The operator and the Python side share an ExternalSourceState, found through a registry by
 // the `_source_id` argument (an OpSpec holds only constants).
 #include <pybind11/numpy.h>
@@ -20,15 +25,26 @@
 #include <condition_variable>
 #include <cstring>
 #include <memory>
+#include <deque>
 #include <mutex>
+#include <optional>
 
 #include "core/error.h"
+#include "core/memory.h"
+#include "pipeline/executor.h"
 #include "pipeline/operator.h"
 #include "python/common.h"
 #include "python/state_registry.h"
 
 namespace stoker::python {
 namespace {
+
+// One batch per output from what the Python side checked: a tuple of num_outputs batches, each
+// a C-contiguous ndarray (first axis: samples) or a list of C-contiguous ndarrays of one dtype
+// and number of dimensions. Copied into `pool`, or with no_copy sharing the arrays. Called with
+// the GIL.
+std::vector<Batch> to_batches(const py::tuple& outs, const std::vector<std::string>& layouts,
+                              bool no_copy, MemoryPool& pool);
 
 class ExternalSourceState {
  public:
@@ -61,6 +77,44 @@ class ExternalSourceState {
     const int64_t start = call_start_ns_;
     if (!start) return {0.0, -1};
     return {static_cast<double>(now_ns() - start) / 1e9, call_iteration_.load()};
+  }
+
+  // feed_input's batches, converted by the feeding thread.
+  void push_fed(std::vector<Batch> outputs) {
+    std::lock_guard<std::mutex> g(mu_);
+    fed_.push_back(std::move(outputs));
+    ++events_;
+    cv_.notify_all();
+  }
+  // The next fed batch (with repeat_last, the last one again when none is waiting), or none.
+  std::optional<std::vector<Batch>> pop_fed() {
+    std::lock_guard<std::mutex> g(mu_);
+    if (!fed_.empty()) {
+      last_fed_ = std::move(fed_.front());
+      fed_.pop_front();
+      return last_fed_;
+    }
+    if (repeat_last_ && last_fed_) return last_fed_;
+    return std::nullopt;
+  }
+  bool has_fed() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return !fed_.empty() || (repeat_last_ && last_fed_);
+  }
+  void set_repeat_last(bool on) {
+    std::lock_guard<std::mutex> g(mu_);
+    repeat_last_ = on;
+  }
+  // Where fed batches are copied to: the pipeline's host pool once it is built (before that, a
+  // pool of the source's own).
+  void use_pool(std::shared_ptr<MemoryPool> pool) {
+    std::lock_guard<std::mutex> g(mu_);
+    pool_ = std::move(pool);
+  }
+  MemoryPool& pool() {
+    std::lock_guard<std::mutex> g(mu_);
+    if (!pool_) pool_ = std::make_shared<MemoryPool>(host_resource(), "external_source");
+    return *pool_;
   }
 
   // Wakes an operator waiting for data.
@@ -106,6 +160,10 @@ class ExternalSourceState {
   std::condition_variable cv_;
   uint64_t events_ = 0;
   bool cancelled_ = false;
+  std::deque<std::vector<Batch>> fed_;
+  std::optional<std::vector<Batch>> last_fed_;
+  bool repeat_last_ = false;
+  std::shared_ptr<MemoryPool> pool_;
 };
 
 using Registry = StateRegistry<ExternalSourceState>;
@@ -123,6 +181,51 @@ ErrorKind kind_of(const py::error_already_set& e) {
 // dropped with the GIL, on whichever thread lets the sample go.
 std::shared_ptr<void> share(const py::object& owner, void* data) {
   return std::shared_ptr<void>(hold(owner.ptr()), data);
+}
+
+std::vector<Batch> to_batches(const py::tuple& outs, const std::vector<std::string>& layouts,
+                              bool no_copy, MemoryPool& pool) {
+  std::vector<Batch> result(outs.size());
+  for (size_t o = 0; o < outs.size(); ++o) {
+    Batch& b = result[o];
+    const std::string layout = o < layouts.size() ? layouts[o] : std::string();
+    if (py::isinstance<py::array>(outs[o])) {
+      py::array a = outs[o].cast<py::array>();
+      DType t = dtype_of_array(a);
+      STOKER_ASSERT(t != DType::kNone && a.ndim() >= 1, "external_source: unchecked batch");
+      const int64_t n = a.shape(0);
+      Shape s(a.shape() + 1, a.shape() + a.ndim());
+      const size_t bytes = static_cast<size_t>(volume(s)) * dtype_size(t);
+      if (no_copy) {
+        b = Batch(t, layout);
+        std::shared_ptr<void> owner = share(a, const_cast<void*>(a.data()));
+        for (int64_t i = 0; i < n; ++i)
+          b.push_back({owner, static_cast<uint8_t*>(owner.get()) + i * bytes, s, ""});
+      } else {
+        b.allocate(pool, t, std::vector<Shape>(n, s), layout);
+        if (n) std::memcpy(b[0].data, a.data(), bytes * n);
+      }
+      continue;
+    }
+    std::vector<py::array> samples;
+    for (py::handle h : outs[o].cast<py::list>()) samples.push_back(h.cast<py::array>());
+    STOKER_ASSERT(!samples.empty(), "external_source: empty batch");
+    DType t = dtype_of_array(samples[0]);
+    std::vector<Shape> shapes;
+    for (const py::array& a : samples) shapes.emplace_back(a.shape(), a.shape() + a.ndim());
+    if (no_copy) {
+      b = Batch(t, layout);
+      for (size_t i = 0; i < samples.size(); ++i)  // (share() aliases each array's data)
+        b.push_back({share(samples[i], const_cast<void*>(samples[i].data())),
+                     const_cast<void*>(samples[i].data()), shapes[i], ""});
+    } else {
+      b.allocate(pool, t, shapes, layout);
+      for (size_t i = 0; i < samples.size(); ++i)
+        std::memcpy(b[i].data, samples[i].data(),
+                    static_cast<size_t>(volume(shapes[i])) * dtype_size(t));
+    }
+  }
+  return result;
 }
 
 class ExternalSource : public Operator {
@@ -148,6 +251,12 @@ class ExternalSource : public Operator {
       if (state_->cancelled())
         fail(ErrorKind::kInvalidArgument, spec_.display_name() + ": the pipeline was closed");
       const uint64_t seen = state_->events();
+      if (auto fed = state_->pop_fed()) {  // feed_input's, without the GIL
+        ws.outputs = std::move(*fed);
+        cached_iteration_ = ws.iteration;
+        cached_ = ws.outputs;
+        return;
+      }
       {
         py::gil_scoped_acquire gil;
         py::object r;
@@ -168,58 +277,15 @@ class ExternalSource : public Operator {
   }
 
  private:
-  // Called with the GIL. `r` was checked by the Python side: a tuple of num_outputs batches,
-  // each a C-contiguous ndarray (first axis: samples) or a list of C-contiguous ndarrays of one
-  // dtype and number of dimensions.
+  // Called with the GIL: `r` as the Python side checked it (to_batches).
   void convert(const py::object& r, Workspace& ws) {
     py::tuple outs = r.cast<py::tuple>();
     STOKER_ASSERT(static_cast<int>(outs.size()) == spec_.num_outputs,
                   "external_source fetch() returned the wrong number of outputs");
-    ws.outputs.assign(outs.size(), Batch());
-    for (size_t o = 0; o < outs.size(); ++o) {
-      std::vector<py::array> samples;
-      py::object whole;
-      if (py::isinstance<py::array>(outs[o])) {
-        whole = outs[o];
-      } else {
-        for (py::handle h : outs[o].cast<py::list>()) samples.push_back(h.cast<py::array>());
-      }
-      Batch& b = ws.outputs[o];
-      const std::string layout = layouts_.empty() ? fed_layout(r, o) : layouts_[o];
-      if (whole) {
-        py::array a = whole.cast<py::array>();
-        DType t = dtype_from_name(py::str(a.dtype()).cast<std::string>());
-        STOKER_ASSERT(t != DType::kNone && a.ndim() >= 1, "external_source: unchecked batch");
-        const int64_t n = a.shape(0);
-        Shape s(a.shape() + 1, a.shape() + a.ndim());
-        const size_t bytes = static_cast<size_t>(volume(s)) * dtype_size(t);
-        if (no_copy_) {
-          b = Batch(t, layout);
-          std::shared_ptr<void> owner = share(whole, const_cast<void*>(a.data()));
-          for (int64_t i = 0; i < n; ++i)
-            b.push_back({owner, static_cast<uint8_t*>(owner.get()) + i * bytes, s, ""});
-        } else {
-          b.allocate(*ws.host_pool, t, std::vector<Shape>(n, s), layout);
-          if (n) std::memcpy(b[0].data, a.data(), bytes * n);
-        }
-        continue;
-      }
-      STOKER_ASSERT(!samples.empty(), "external_source: empty batch");
-      DType t = dtype_from_name(py::str(samples[0].dtype()).cast<std::string>());
-      std::vector<Shape> shapes;
-      for (const py::array& a : samples) shapes.emplace_back(a.shape(), a.shape() + a.ndim());
-      if (no_copy_) {
-        b = Batch(t, layout);
-        for (size_t i = 0; i < samples.size(); ++i)
-          b.push_back({share(samples[i], const_cast<void*>(samples[i].data())),
-                       const_cast<void*>(samples[i].data()), shapes[i], ""});
-        // share() aliases each array's data pointer; Sample::data points at it.
-      } else {
-        b.allocate(*ws.host_pool, t, shapes, layout);
-        for (size_t i = 0; i < samples.size(); ++i)
-          std::memcpy(b[i].data, samples[i].data(), static_cast<size_t>(volume(shapes[i])) * dtype_size(t));
-      }
-    }
+    std::vector<std::string> layouts = layouts_;
+    if (layouts.empty())
+      for (size_t o = 0; o < outs.size(); ++o) layouts.push_back(fed_layout(r, o));
+    ws.outputs = to_batches(outs, layouts, no_copy_, *ws.host_pool);
   }
 
   // feed_input(layout=...) where the external_source declared no layout: the Python side hands
@@ -319,7 +385,18 @@ void bind_external_source(py::module_& m) {
            "Makes a waiting operator give up (the pipeline is being closed).")
       .def("resume", &ExternalSourceState::resume, "Undoes cancel() (the pipeline is built again).")
       .def("busy", &ExternalSourceState::busy,
-           "(seconds, iteration) of the call into the source in progress, or (0.0, -1).");
+           "(seconds, iteration) of the call into the source in progress, or (0.0, -1).")
+      .def("push_fed", [](ExternalSourceState& s, py::tuple outs, std::vector<std::string> layouts,
+                          bool no_copy) {
+        s.push_fed(to_batches(outs, layouts, no_copy, s.pool()));
+      }, py::arg("outs"), py::arg("layouts"), py::arg("no_copy"),
+         "Queues a feed_input batch (checked by the Python side), copied now.")
+      .def("has_fed", &ExternalSourceState::has_fed,
+           "Whether the operator's next call finds a fed batch.")
+      .def("set_repeat_last", &ExternalSourceState::set_repeat_last, py::arg("on"))
+      .def("use_pool", [](ExternalSourceState& s, Executor& e) {
+        s.use_pool(e.host_pool().shared_from_this());
+      }, py::arg("executor"), "Copies fed batches into this executor's host pool.");
 }
 
 }  // namespace stoker::python

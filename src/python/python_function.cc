@@ -171,7 +171,7 @@ class PythonFunction : public Operator {
       DType t = DType::kNone;
       for (py::handle h : samples) {
         py::array a = py::reinterpret_borrow<py::array>(h);
-        if (t == DType::kNone) t = dtype_from_name(py::str(a.dtype()).cast<std::string>());
+        if (t == DType::kNone) t = dtype_of_array(a);
         shapes.emplace_back(a.shape(), a.shape() + a.ndim());
         keep.push_back(std::move(a));
       }

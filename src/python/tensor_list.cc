@@ -76,6 +76,23 @@ py::capsule to_dlpack(const Batch& b, int64_t sample = -1) {
 
 }  // namespace
 
+DType dtype_of_array(const py::array& a) {
+  const py::dtype d = a.dtype();
+  const std::string order = py::str(d.attr("byteorder"));
+  if (order == ">") return DType::kNone;  // (big-endian on this little-endian machine)
+  const int64_t size = d.itemsize();
+  switch (d.kind()) {
+    case 'b': return size == 1 ? DType::kBool : DType::kNone;
+    case 'u': return size == 1 ? DType::kUInt8 : size == 2 ? DType::kUInt16
+                   : size == 4 ? DType::kUInt32 : size == 8 ? DType::kUInt64 : DType::kNone;
+    case 'i': return size == 1 ? DType::kInt8 : size == 2 ? DType::kInt16
+                   : size == 4 ? DType::kInt32 : size == 8 ? DType::kInt64 : DType::kNone;
+    case 'f': return size == 2 ? DType::kFloat16 : size == 4 ? DType::kFloat32
+                   : size == 8 ? DType::kFloat64 : DType::kNone;
+    default: return DType::kNone;
+  }
+}
+
 class TensorListCPU {
  public:
   explicit TensorListCPU(Batch b) : batch(std::move(b)) {}

@@ -184,6 +184,29 @@ def test_feed_input_repeat_last():
     assert got[-1] == [[8]]
 
 
+def test_feed_input_copies_the_data_and_checks_the_batch_size_when_fed():
+    """feed_input copies the batch on the caller's thread (the producer then takes it without
+    the GIL): changing the array afterwards changes nothing, no_copy=True shares it, and a
+    batch larger than batch_size is refused by feed_input itself."""
+    pipe = stoker.Pipeline(batch_size=2, num_threads=2, device_id=None, seed=1)
+    with pipe:
+        pipe.set_outputs(fn.external_source(name="x"), fn.external_source(name="y", no_copy=True))
+    a, b = np.arange(6, dtype=np.int16).reshape(2, 3), np.ones((2, 2), np.float64)
+    pipe.feed_input("x", a)
+    pipe.feed_input("y", b)
+    a[:] = -1
+    x, y = pipe.run()
+    assert values(x) == [[0, 1, 2], [3, 4, 5]] and x[0].dtype == np.int16
+    assert values(y) == [[1.0, 1.0]] * 2
+    with pytest.raises(ValueError, match=r"the batch given to feed_input has 3 samples, more "
+                                         r"than the pipeline's batch_size \(2\)"):
+        pipe.feed_input("x", [np.zeros(1, np.int16)] * 3)
+    pipe.feed_input("x", [np.zeros(1, np.int16)])  # the refused batch left nothing behind
+    pipe.feed_input("y", b)
+    x, _ = pipe.run()
+    assert values(x) == [[0]]
+
+
 def test_legacy_iter_setup():
     class Pipe(stoker.Pipeline):
         def __init__(self):
