@@ -3,8 +3,8 @@ float output, window, smoothing and scale per sample, normalized kernels, 1-D to
 frames and planar channels), experimental.erode / dilate (every border, masks, anchors,
 iterations), experimental.median_blur (small and large windows, every type),
 experimental.remap (every interpolation, both pixel origins, maps on the CPU or the GPU, output
-sizes other than the input's, sequences with shared or per-frame maps), noise.gaussian and
-noise.salt_and_pepper (every type, per-channel or per-pixel draws, planar and interleaved
+sizes other than the input's, sequences with shared or per-frame maps), noise.gaussian,
+noise.shot and noise.salt_and_pepper (every type, per-channel or per-pixel draws, planar and interleaved
 channels), grid_mask and jitter (every type, masks, sequences, degrees whose draws get skipped).
 Each runs on the CPU and on the GPU copy of the same batch (random operators: in two pipelines
 of one seed, so that both twins hold the same place in the graph and draw from the same
@@ -370,6 +370,25 @@ def test_noise_salt_and_pepper(dtype, per_channel):
             x, prob=p, salt_val=7, pepper_val=3, per_channel=per_channel), [imgs, probs],
             iterations=1):
         assert_same(c, g)
+
+
+@pytest.mark.parametrize("dtype", NOISE_TYPES)
+def test_noise_shot(dtype):
+    """Each element's Poisson draw from its own stream, on both sides: the same draws, but where
+    the device's exp, log or lgamma differs from the host's by an ulp right at a boundary (none
+    expected in this many values). Factors below and above the inversion/PTRS switch (mean 10),
+    and 0 (the input as it is)."""
+    imgs = random_images(dtype, shapes=((64, 80, 3), (31, 17, 3), (7, 5, 1), (9, 9, 3)))
+    if np.dtype(dtype).kind in "iu":
+        imgs = [np.clip(np.abs(i.astype(np.float64)), 0, 250).astype(dtype) for i in imgs]
+    factors = [np.array(v, f32) for v in (20.0, 2.0, 0.0, 0.25)]
+    changed = 0
+    for c, g in twin_pipelines(lambda x, f: fn.noise.shot(x, factor=f), [imgs, factors]):
+        for a, b in zip(host(c), host(g)):
+            assert a.shape == b.shape and a.dtype == b.dtype
+            changed += int(np.count_nonzero(a != b))
+        np.testing.assert_array_equal(host(c)[2], imgs[2])  # factor 0
+    assert changed <= 2, changed
 
 
 @pytest.mark.parametrize("layout,shape", [("CHW", (3, 20, 30)), ("HW", (33, 17)), ("", (10, 12, 4))])

@@ -1,4 +1,5 @@
-"""GPU twins of the slice-kernel operators and of resize / random_resized_crop against their CPU
+"""GPU twins of the slice-kernel operators and of resize / random_resized_crop /
+resize_crop_mirror against their CPU
 twins: the same setup code, so the same shapes and random choices; the same arithmetic, so the
 same values."""
 import numpy as np
@@ -77,6 +78,17 @@ def test_resize_parities(jpeg_dir):
     for parity in ("pil", "opencv"):
         compare(jpeg_dir, lambda x, d: fn.resize(x, device=d, parity=parity, resize_x=300,
                                                  interp_type=types.INTERP_CUBIC), atol=1)
+
+
+@pytest.mark.parametrize("op", ["resize_crop_mirror", "fast_resize_crop_mirror"])
+def test_resize_crop_mirror(jpeg_dir, op):
+    """The resize's GPU kernel on the cropped, mirrored source windows of the CPU's setup."""
+    compare(jpeg_dir, lambda x, d: getattr(fn, op)(
+        x, device=d, resize_shorter=256, crop=(224, 200), crop_pos_x=fn.random.uniform(range=(0, 1)),
+        mirror=fn.cast(fn.random.uniform(range=(0, 4)), dtype=types.INT32)), iterations=3, atol=1)
+    compare(jpeg_dir, lambda x, d: getattr(fn, op)(
+        x, device=d, size=(300, 280), crop=(320, 100), mirror=3, dtype=types.FLOAT,
+        interp_type=types.INTERP_CUBIC), atol=1e-3)
 
 
 def test_random_resized_crop(jpeg_dir):

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 
+#include "kernels/cpu/augment/poisson.h"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/launch_plan.h"
 #include "pipeline/gpu_batch.h"
@@ -246,6 +247,22 @@ __global__ void salt_and_pepper_kernel(const NoiseJob* jobs, const int* block_st
   const T v = static_cast<const T*>(j.in)[k];
   static_cast<T*>(j.out)[k] =
       u < j.sp.prob ? (u < salt_prob ? static_cast<T>(j.sp.salt) : static_cast<T>(j.sp.pepper)) : v;
+}
+
+template <typename T>
+__global__ void shot_noise_kernel(const NoiseJob* jobs, const int* block_start, int n) {
+  const int s = sample_of_block(block_start, n, blockIdx.x);
+  const NoiseJob& j = jobs[s];
+  const int64_t k = int64_t(blockIdx.x - block_start[s]) * kThreads + threadIdx.x;
+  if (k >= j.n) return;
+  const T v = static_cast<const T*>(j.in)[k];
+  if (j.factor == 0) {
+    static_cast<T*>(j.out)[k] = v;
+    return;
+  }
+  const double lambda = fmax(0.0, __dmul_rn(static_cast<double>(v), 1.0 / j.factor));
+  Philox rng = shot_stream(j.key, j.iteration, j.sample, static_cast<uint64_t>(k));
+  static_cast<T*>(j.out)[k] = round_away_sat_dev<T>(__dmul_rn(poisson(lambda, rng), j.factor));
 }
 
 template <typename T>
@@ -493,6 +510,17 @@ void gaussian_noise_gpu(Workspace& ws, DType type, const std::vector<NoiseJob>& 
                 });
               });
   check_launch("gaussian_noise_gpu");
+}
+
+void shot_noise_gpu(Workspace& ws, DType type, const std::vector<NoiseJob>& jobs) {
+  launch_jobs(ws, jobs, [](const NoiseJob& j) { return j.n; },
+              [&](unsigned blocks, const NoiseJob* d, const int* starts, int n, cudaStream_t stream) {
+                visit_noise_type(type, [&](auto tt) {
+                  using T = typename decltype(tt)::type;
+                  shot_noise_kernel<T><<<blocks, kThreads, 0, stream>>>(d, starts, n);
+                });
+              });
+  check_launch("shot_noise_gpu");
 }
 
 void salt_and_pepper_gpu(Workspace& ws, DType type, const std::vector<NoiseJob>& jobs) {

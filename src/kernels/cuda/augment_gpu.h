@@ -38,7 +38,8 @@ void median_blur_gpu(Workspace& ws, DType type, const std::vector<RankJob>& jobs
 // The noise operators' twins (kernels/cpu/augment/augment.h). Each element regenerates the
 // Philox block (core/random.h) that the CPU's sequential draws reach it with: gaussian noise
 // takes one block of four numbers per value (Box-Muller on two 53-bit uniforms), salt and pepper
-// one number per draw. The stream is the sample's, as Workspace::rng() keys it.
+// one number per draw. The stream is the sample's, as Workspace::rng() keys it. Shot noise draws
+// each element from a stream of its own (kernels/cpu/augment/poisson.h), as the CPU does.
 struct NoiseJob {
   const void* in = nullptr;  // device memory, n values
   void* out = nullptr;
@@ -46,6 +47,7 @@ struct NoiseJob {
   uint64_t key = 0, iteration = 0;  // the Philox stream
   uint32_t sample = 0;
   double mean = 0, stddev = 1;      // gaussian
+  double factor = 0;                // shot
   SaltAndPepper sp;                 // salt and pepper, and how values share draws:
   int64_t channels = 1;             // values per draw (1: one draw per value)
   bool channel_first = false;       // planar channels share a draw per position
@@ -55,6 +57,9 @@ struct NoiseJob {
 // host's by an ulp: the sum then rounds to the CPU's value but for rare ties (see the tests).
 void gaussian_noise_gpu(Workspace& ws, DType type, const std::vector<NoiseJob>& jobs);
 void salt_and_pepper_gpu(Workspace& ws, DType type, const std::vector<NoiseJob>& jobs);
+// The device's exp, log and lgamma may differ from the host's by an ulp: a draw differs only
+// where a uniform falls within an ulp of a boundary (see the tests).
+void shot_noise_gpu(Workspace& ws, DType type, const std::vector<NoiseJob>& jobs);
 
 // grid_mask's twin: kernels::grid_mask's float operations in their order, without fused
 // multiply-adds (bit for bit). ca, sa, sx, sy as the CPU kernel derives them from GridMask.

@@ -1,7 +1,7 @@
 // noise.gaussian, noise.salt_and_pepper, noise.shot: random noise added to the input, drawn from
 // the counter-based stream of (seed, operator instance, iteration, sample), so a seed gives the
-// same noise whatever num_threads is. Output: the input's shape, type and layout. Gaussian and
-// salt-and-pepper noise have GPU twins that draw the same numbers (kernels/cuda/augment_gpu.h).
+// same noise whatever num_threads is. Output: the input's shape, type and layout. Each has a GPU
+// twin that draws the same numbers (kernels/cuda/augment_gpu.h).
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -118,23 +118,21 @@ class NoiseOp : public Operator {
         break;
       }
       case Noise::kShot: {
-        double factor = ws.scalar_arg("factor", i, 20.0);
-        if (!(factor >= 0.0) || !std::isfinite(factor))
-          spec_.arg_error("factor", "must be a finite number >= 0 (0 leaves the input as it is), "
-                                    "got " + num(factor) + " for sample " + std::to_string(i) + ".");
+        const double factor = shot_factor(ws, i);
         visit_noise_dtype(in.dtype(), [&](auto t) {
           using T = decltype(t);
-          kernels::shot_noise(out.data<T>(i), in.data<T>(i), n, factor, rng);
+          kernels::shot_noise(out.data<T>(i), in.data<T>(i), n, factor,
+                              rng_key(ws.spec->seed, static_cast<uint64_t>(ws.spec->instance)),
+                              static_cast<uint64_t>(ws.iteration),
+                              static_cast<uint32_t>(ws.origins ? (*ws.origins)[i] : i));
         });
         break;
       }
     }
   }
 
-  // The GPU twin of gaussian and salt-and-pepper noise: the same per-sample parameters and
-  // random streams, one launch for the batch (kernels/cuda/augment_gpu.h). Shot noise has none:
-  // its Poisson draws take a number of random numbers that depends on the values drawn, so where
-  // a value's draws start in the stream is known only after all the values before it.
+  // The GPU twin: the same per-sample parameters and random streams, one launch for the batch
+  // (kernels/cuda/augment_gpu.h).
   void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
     require_device_input(ws);
     const Batch& in = ws.input(0);
@@ -153,6 +151,8 @@ class NoiseOp : public Operator {
       j.sample = static_cast<uint32_t>(ws.origins ? (*ws.origins)[k] : i);
       if (kind_ == Noise::kGaussian) {
         std::tie(j.mean, j.stddev) = gaussian_params(ws, i);
+      } else if (kind_ == Noise::kShot) {
+        j.factor = shot_factor(ws, i);
       } else {
         j.sp = salt_pepper_params(ws, i, in.dtype());
         j.channels = channels_[k];
@@ -160,10 +160,19 @@ class NoiseOp : public Operator {
       }
     }
     if (kind_ == Noise::kGaussian) kernels::cuda::gaussian_noise_gpu(ws, in.dtype(), jobs);
+    else if (kind_ == Noise::kShot) kernels::cuda::shot_noise_gpu(ws, in.dtype(), jobs);
     else kernels::cuda::salt_and_pepper_gpu(ws, in.dtype(), jobs);
   }
 
  private:
+  double shot_factor(const Workspace& ws, int64_t i) const {
+    const double factor = ws.scalar_arg("factor", i, 20.0);
+    if (!(factor >= 0.0) || !std::isfinite(factor))
+      spec_.arg_error("factor", "must be a finite number >= 0 (0 leaves the input as it is), "
+                                "got " + num(factor) + " for sample " + std::to_string(i) + ".");
+    return factor;
+  }
+
   // (mean, stddev) of sample i, checked.
   std::pair<double, double> gaussian_params(const Workspace& ws, int64_t i) const {
     double mean = ws.scalar_arg("mean", i, 0.0);
@@ -271,7 +280,8 @@ STOKER_REGISTER_OP_NAMED(noise_shot, "noise.shot") {
              "the input.")
       .arg({.name = "factor", .type = ArgType::kFloat, .default_value = 20.0,
             .doc = "Factor parameter: the value one event adds (>= 0).", .tensor = true, .min = 0.0})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<NoiseOp>(s, Noise::kShot); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<NoiseOp>(s, Noise::kShot); })
+      STOKER_GPU_TWIN_WITH(NoiseOp, Noise::kShot);
 }
 
 }  // namespace stoker

@@ -3,13 +3,16 @@
 // DALI's sizing rules (resize_attr.h); the crop window is placed on the resized image
 // (geometry::CropWindow) and projected back through the resize onto the source; mirroring swaps
 // that window's ends. One resampling pass then makes the cropped output, so pixels outside the
-// crop are never computed.
+// crop are never computed. The GPU twin runs the same setup and the resize's GPU resampling
+// kernel (ops/image/resample_gpu.h) on those windows.
+#include <optional>
 #include <utility>
 
 #include "kernels/cpu/imgproc/resample.h"
 #include "ops/geometry/geometry_common.h"
 #include "ops/image/image_types.h"
 #include "ops/image/resample_args.h"
+#include "ops/image/resample_gpu.h"
 #include "ops/image/resize_attr.h"
 #include "ops/image/resize_layout.h"
 #include "pipeline/operator.h"
@@ -124,6 +127,14 @@ class ResizeCropMirror : public Operator {
     resample_frames(in, out, i, nf, ih, iw, oh, ow, c, p, "resize_crop_mirror");
   }
 
+  // After setup(): the filter and (cropped, mirrored) source window of sample i, for the GPU
+  // twin.
+  std::optional<kernels::ResampleParams> sample_params(int64_t i) const {
+    kernels::ResampleParams p = params_;
+    p.roi = rois_[i];
+    return p;
+  }
+
  private:
   ResizeArgs args_for_sample(const Workspace* ws, int64_t i) const {
     return resize_args_for_sample(spec_, base_, ws, i);
@@ -186,7 +197,8 @@ void resize_crop_mirror_schema(OpSchema& schema, bool antialias) {
     if (a.name == "antialias") a.default_value = antialias;
     schema.arg(std::move(a));
   }
-  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ResizeCropMirror>(s); });
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<ResizeCropMirror>(s); })
+      STOKER_RESAMPLE_GPU_BACKEND(ResizeCropMirror);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/cpu/augment/poisson.h"
+
 namespace stoker {
 namespace kernels {
 
@@ -86,52 +88,17 @@ void salt_and_pepper(T* out, const T* in, int64_t n, int64_t channels, bool chan
   }
 }
 
-double poisson(double lambda, Philox& rng) {
-  if (!(lambda > 0)) return 0;
-  if (lambda < 10) {
-    // Inversion: walk up the cumulative distribution until it passes one uniform draw.
-    double u = rng.uniform_double();
-    double p = std::exp(-lambda), cdf = p;
-    double k = 0;
-    while (u > cdf) {
-      k += 1;
-      p *= lambda / k;
-      double next = cdf + p;
-      if (next == cdf) break;  // the tail is below double resolution
-      cdf = next;
-    }
-    return k;
-  }
-  // PTRS: W. Hoermann, "The transformed rejection method for generating Poisson random
-  // variables", Insurance: Mathematics and Economics 12 (1993).
-  const double slam = std::sqrt(lambda), loglam = std::log(lambda);
-  const double b = 0.931 + 2.53 * slam;
-  const double a = -0.059 + 0.02483 * b;
-  const double inv_alpha = 1.1239 + 1.1328 / (b - 3.4);
-  const double v_r = 0.9277 - 3.6224 / (b - 2);
-  for (;;) {
-    double u = rng.uniform_double() - 0.5;
-    double v = rng.uniform_double();
-    double us = 0.5 - std::fabs(u);
-    double k = std::floor((2 * a / us + b) * u + lambda + 0.43);
-    if (us >= 0.07 && v <= v_r) return k;
-    if (k < 0 || (us < 0.013 && v > us)) continue;
-    int sign = 0;
-    double lg = ::lgamma_r(k + 1, &sign);  // lgamma_r: no shared state between threads
-    if (std::log(v) + std::log(inv_alpha) - std::log(a / (us * us) + b) <= -lambda + k * loglam - lg)
-      return k;
-  }
-}
-
 template <typename T>
-void shot_noise(T* out, const T* in, int64_t n, double factor, Philox& rng) {
+void shot_noise(T* out, const T* in, int64_t n, double factor, uint64_t key, uint64_t iteration,
+                uint32_t sample) {
   if (factor == 0) {
     for (int64_t k = 0; k < n; ++k) out[k] = in[k];
     return;
   }
   const double inv = 1.0 / factor;
   for (int64_t k = 0; k < n; ++k) {
-    double lambda = std::fmax(0.0, static_cast<double>(in[k]) * inv);
+    const double lambda = std::fmax(0.0, static_cast<double>(in[k]) * inv);
+    Philox rng = shot_stream(key, iteration, sample, static_cast<uint64_t>(k));
     out[k] = round_away_sat<T>(poisson(lambda, rng) * factor);
   }
 }
@@ -196,7 +163,7 @@ void jitter(const ImageView<T>& out, const ImageView<const T>& in, int64_t degre
   template void gaussian_noise<T>(T*, const T*, int64_t, double, double, Philox&);            \
   template void salt_and_pepper<T>(T*, const T*, int64_t, int64_t, bool, const SaltAndPepper&, \
                                    Philox&);                                                   \
-  template void shot_noise<T>(T*, const T*, int64_t, double, Philox&);                        \
+  template void shot_noise<T>(T*, const T*, int64_t, double, uint64_t, uint64_t, uint32_t);    \
   template void grid_mask<T>(const ImageView<T>&, const ImageView<const T>&, const GridMask&); \
   template void jitter<T>(const ImageView<T>&, const ImageView<const T>&, int64_t, double, Philox&);
 

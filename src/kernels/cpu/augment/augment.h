@@ -42,12 +42,11 @@ template <typename T>
 double salt_pepper_value(double v);
 
 // Shot noise: out = Poisson(max(0, in / factor)) * factor, rounded and saturated; factor == 0
-// leaves the input as it is.
+// leaves the input as it is. Element k draws from its own stream (poisson.h: shot_stream of the
+// sample's key, iteration and sample number), so that the GPU twin draws the same.
 template <typename T>
-void shot_noise(T* out, const T* in, int64_t n, double factor, Philox& rng);
-
-// One Poisson draw of mean `lambda` >= 0 (inversion below 10, Hoermann's PTRS above).
-double poisson(double lambda, Philox& rng);
+void shot_noise(T* out, const T* in, int64_t n, double factor, uint64_t key, uint64_t iteration,
+                uint32_t sample);
 
 // Grid mask (DALI's arithmetic, in float): pixel (x, y) is kept unless both fractional parts of
 // ((x cos a + ... ) / tile) fall below `ratio`:
