@@ -310,6 +310,72 @@ def test_remap_matches_opencv():
         np.testing.assert_array_equal(np.array(out[i]), ref)
 
 
+# --------------------------------------------------------------------------------------- clahe
+
+@pytest.mark.parametrize("kw", [dict(tiles_x=8, tiles_y=8, clip_limit=2.0),
+                                dict(tiles_x=5, tiles_y=3, clip_limit=0.0),
+                                dict(tiles_x=1, tiles_y=7, clip_limit=40.0)])
+def test_clahe_channels(kw):
+    """Gray images and RGB with luma_only=False (each channel on its own): bit for bit, tiles
+    that divide the image and tiles that make the histograms read a mirrored border."""
+    imgs = photos(3) + [RNG.integers(0, 256, size=(5, 9, 3)).astype(np.uint8)]
+    grays = [np.ascontiguousarray(i[..., 1:2]) for i in imgs]
+    check(lambda x: fn.clahe(x, luma_only=False, **kw), [imgs])
+    check(lambda x: fn.clahe(x, **kw), [grays])
+
+
+def test_clahe_luma_only():
+    """RGB through CIE Lab in double: CUDA's cbrt and pow may differ from the host's by an ulp,
+    so a rare level rounds the other way (at most by one)."""
+    imgs = photos(4)
+    for c, g in twins(lambda x: fn.clahe(x, tiles_x=4, tiles_y=6, clip_limit=3.0), [imgs]):
+        diffs = 0
+        for a, b in zip(host(c), host(g)):
+            d = np.abs(a.astype(int) - b)
+            assert d.max() <= 1
+            diffs += int(np.count_nonzero(d))
+        assert diffs <= sum(i.size for i in imgs) // 10000, diffs
+
+
+# ------------------------------------------------------------------------------------- debayer
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+@pytest.mark.parametrize("algorithm", ["bilinear_ocv", "gray_ocv"])
+def test_debayer(dtype, algorithm):
+    """Every Bayer pattern (per-sample blue_position), sizes down to the black 2x2 case, and a
+    mosaic made from a real photo, which OpenCV demosaics the same way as the CPU twin."""
+    hi = np.iinfo(dtype).max
+    mosaics = [RNG.integers(0, hi, size=s, endpoint=True).astype(dtype)
+               for s in ((32, 48), (6, 4), (2, 2), (18, 10))]
+    photo = photos(1)[0].astype(np.uint32) * (hi // 255)
+    mosaic = photo[:132, :180, 1].astype(dtype)
+    mosaic[0::2, 0::2] = photo[:132:2, :180:2, 2]  # BGGR: blue at (0, 0) of the tile at (1, 1)
+    mosaic[1::2, 1::2] = photo[1:132:2, 1:180:2, 0]
+    mosaics.append(mosaic)
+    blue = [np.array(p, np.int32) for p in ([0, 0], [0, 1], [1, 0], [1, 1], [1, 1])]
+    out = check(lambda x, b: fn.debayer(x, blue_position=b, algorithm=algorithm), [mosaics, blue],
+                layout="HW")
+    assert np.array(out[2]).max() == 0  # (a 2x2 mosaic comes out black, as in OpenCV)
+    seq = [np.stack([m, m[::-1]]) for m in mosaics[:2]]
+    check(lambda x: fn.debayer(x, blue_position=[1, 0], algorithm=algorithm), [seq], layout="FHW")
+
+
+@pytest.mark.skipif(DRY_RUN, reason="'default_npp' is refused on the CPU")
+def test_debayer_default_npp_is_bilinear_on_the_gpu():
+    mosaics = [RNG.integers(0, 256, size=(20, 30)).astype(np.uint8) for _ in range(2)]
+
+    @pipeline_def(batch_size=2, num_threads=2, device_id=0, seed=22)
+    def pipe():
+        x = fn.external_source(source=constant(mosaics), layout="HW").gpu()
+        return (fn.debayer(x, blue_position=[0, 1], algorithm="default_npp"),
+                fn.debayer(x, blue_position=[0, 1]))
+
+    p = pipe()
+    p.build()
+    npp, bilinear = p.run()
+    assert_same(npp, bilinear)
+
+
 # ------------------------------------------------------------------ noise (random) and grid_mask
 
 def twin_pipelines(op, datas, layout="HWC", iterations=3):

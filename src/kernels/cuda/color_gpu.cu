@@ -1,5 +1,6 @@
 #include "kernels/cuda/color_gpu.h"
 
+#include <algorithm>
 #include <cfloat>
 
 #include "core/error.h"
@@ -358,6 +359,339 @@ void hsv_gpu(Workspace& ws, DType type, const std::vector<HsvJob>& jobs, bool to
     default: hsv_kernel<float><<<blocks, kThreads, 0, stream>>>(dd, starts, n, l, th, b); break;
   }
   check_launch("hsv_gpu");
+}
+
+namespace {
+
+template <typename T, bool kGray>
+__global__ void debayer_kernel(const DebayerJob* jobs, const int* block_start, int n) {
+  const int s = sample_of_block(block_start, n, blockIdx.x);
+  const DebayerJob& d = jobs[s];
+  const int64_t p = int64_t(blockIdx.x - block_start[s]) * kThreads + threadIdx.x;
+  const int64_t hw = d.h * d.w;
+  if (p >= d.frames * hw) return;
+  constexpr int dc = kGray ? 1 : 3;
+  T* o = static_cast<T*>(d.out) + p * dc;
+  if (d.h < 3 || d.w < 3) {
+    for (int k = 0; k < dc; ++k) o[k] = T(0);
+    return;
+  }
+  const int64_t f = p / hw, r = p % hw;
+  const int64_t y = min(max(r / d.w, int64_t{1}), d.h - 2);
+  const int64_t x = min(max(r % d.w, int64_t{1}), d.w - 2);
+  const T* in = static_cast<const T*>(d.in) + f * hw;
+  const T* up = in + (y - 1) * d.w;
+  const T* mid = in + y * d.w;
+  const T* down = in + (y + 1) * d.w;
+  constexpr int kR = 0, kG = 1, kB = 2;
+  constexpr int64_t luma[3] = {4899, 9617, 1868};
+  const int red_y = d.blue_y, red_x = d.blue_x;
+  const int row_c = (y & 1) == red_y ? kR : kB;
+  const int other_c = kB - row_c;
+  const int64_t c = mid[x];
+  if ((x & 1) == (row_c == kR ? red_x : 1 - red_x)) {
+    const int64_t cross = int64_t{up[x]} + down[x] + mid[x - 1] + mid[x + 1];
+    const int64_t diag = int64_t{up[x - 1]} + up[x + 1] + down[x - 1] + down[x + 1];
+    if (kGray) {
+      o[0] = static_cast<T>((diag * luma[other_c] + cross * luma[kG] + c * 4 * luma[row_c] +
+                             (1 << 15)) >> 16);
+    } else {
+      o[row_c] = static_cast<T>(c);
+      o[kG] = static_cast<T>((cross + 2) >> 2);
+      o[other_c] = static_cast<T>((diag + 2) >> 2);
+    }
+  } else {
+    const int64_t horiz = int64_t{mid[x - 1]} + mid[x + 1];
+    const int64_t vert = int64_t{up[x]} + down[x];
+    if (kGray) {
+      o[0] = static_cast<T>((horiz * luma[row_c] + vert * luma[other_c] + c * 2 * luma[kG] +
+                             (1 << 14)) >> 15);
+    } else {
+      o[kG] = static_cast<T>(c);
+      o[row_c] = static_cast<T>((horiz + 1) >> 1);
+      o[other_c] = static_cast<T>((vert + 1) >> 1);
+    }
+  }
+}
+
+template <typename T>
+void launch_debayer(bool gray, unsigned blocks, const DebayerJob* d, const int* starts, int n,
+                    cudaStream_t stream) {
+  if (gray) debayer_kernel<T, true><<<blocks, kThreads, 0, stream>>>(d, starts, n);
+  else debayer_kernel<T, false><<<blocks, kThreads, 0, stream>>>(d, starts, n);
+}
+
+}  // namespace
+
+void debayer_gpu(Workspace& ws, DType type, bool gray, const std::vector<DebayerJob>& jobs) {
+  STOKER_ASSERT(type == DType::kUInt8 || type == DType::kUInt16, "debayer_gpu: bad type");
+  LaunchPlan plan(kThreads);
+  for (const DebayerJob& j : jobs) plan.add(j.frames * j.h * j.w);
+  if (plan.blocks() == 0) return;
+  DeviceParams params(ws);
+  const size_t starts = params.add(plan.block_start());
+  const size_t dd = params.add(jobs);
+  params.upload();
+  const auto blocks = static_cast<unsigned>(plan.blocks());
+  auto stream = static_cast<cudaStream_t>(ws.gpu->stream());
+  if (type == DType::kUInt8)
+    launch_debayer<uint8_t>(gray, blocks, params.device<DebayerJob>(dd), params.device<int>(starts),
+                            plan.jobs(), stream);
+  else
+    launch_debayer<uint16_t>(gray, blocks, params.device<DebayerJob>(dd), params.device<int>(starts),
+                             plan.jobs(), stream);
+  check_launch("debayer_gpu");
+}
+
+namespace {
+
+constexpr int kLevels = 256;
+
+// One plane CLAHE equalizes: pixel (y, x) at (y * w + x) * stride; its tiles' tables at luts.
+struct ClahePlane {
+  const uint8_t* in;
+  uint8_t* out;
+  int64_t in_stride, out_stride, h, w;
+  int64_t tw, th, limit;   // tile size (of the extended image), the clip limit (0: none)
+  float lut_scale, inv_tw, inv_th;
+  uint8_t* luts;           // tiles_y x tiles_x x 256
+};
+
+// One luma_only RGB image: its L, a, b planes (and the equalized L) in scratch.
+struct LabImage {
+  const uint8_t* in;
+  uint8_t* out;
+  int64_t pixels;
+  uint8_t *l, *a, *b, *l_eq;
+};
+
+__device__ __forceinline__ uint8_t round_u8_dev(float v) {
+  const float r = nearbyintf(v);
+  return static_cast<uint8_t>(r <= 0.0f ? 0.0f : r >= 255.0f ? 255.0f : r);
+}
+__device__ __forceinline__ uint8_t round_u8_dev(double v) {
+  const double r = nearbyint(v);
+  return static_cast<uint8_t>(r <= 0.0 ? 0.0 : r >= 255.0 ? 255.0 : r);
+}
+__device__ __forceinline__ int64_t reflect101_dev(int64_t p, int64_t len) {
+  if (len == 1) return 0;
+  while (p < 0 || p >= len) p = p < 0 ? -p : 2 * len - 2 - p;
+  return p;
+}
+
+// The CPU's formulas (histogram.cc: clahe_luma), in double, products and sums rounded one at a
+// time as the host computes them.
+__device__ __forceinline__ double dm(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ double da(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ double lab_f_dev(double t) {
+  return t > 0.008856 ? cbrt(t) : da(dm(7.787, t), 16.0 / 116.0);
+}
+__device__ __forceinline__ double linear_dev(int v) {
+  const double c = v / 255.0;
+  return c <= 0.04045 ? c / 12.92 : pow(da(c, 0.055) / 1.055, 2.4);
+}
+
+__global__ void rgb_to_lab_kernel(const LabImage* imgs, const int* block_start, int n) {
+  const int s = sample_of_block(block_start, n, blockIdx.x);
+  const LabImage& m = imgs[s];
+  const int64_t k = int64_t(blockIdx.x - block_start[s]) * kThreads + threadIdx.x;
+  if (k >= m.pixels) return;
+  const uint8_t* px = m.in + k * 3;
+  const double r = linear_dev(px[0]), g = linear_dev(px[1]), bl = linear_dev(px[2]);
+  const double x = da(da(dm(0.412453, r), dm(0.357580, g)), dm(0.180423, bl)) / 0.950456;
+  const double y = da(da(dm(0.212671, r), dm(0.715160, g)), dm(0.072169, bl));
+  const double z = da(da(dm(0.019334, r), dm(0.119193, g)), dm(0.950227, bl)) / 1.088754;
+  const double fx = lab_f_dev(x), fy = lab_f_dev(y), fz = lab_f_dev(z);
+  m.l[k] = round_u8_dev(da(dm(296.0, fy), -40.8));
+  m.a[k] = round_u8_dev(da(dm(500.0, da(fx, -fy)), 128.0));
+  m.b[k] = round_u8_dev(da(dm(200.0, da(fy, -fz)), 128.0));
+}
+
+__global__ void lab_to_rgb_kernel(const LabImage* imgs, const int* block_start, int n) {
+  const int s = sample_of_block(block_start, n, blockIdx.x);
+  const LabImage& m = imgs[s];
+  const int64_t k = int64_t(blockIdx.x - block_start[s]) * kThreads + threadIdx.x;
+  if (k >= m.pixels) return;
+  const double lv = dm(double(m.l_eq[k]), 100.0) / 255.0, av = m.a[k] - 128.0, bv = m.b[k] - 128.0;
+  double y, fy;
+  if (lv <= dm(0.008856, 903.3)) {
+    y = lv / 903.3;
+    fy = da(dm(7.787, y), 16.0 / 116.0);
+  } else {
+    fy = da(lv, 16.0) / 116.0;
+    y = dm(dm(fy, fy), fy);
+  }
+  double f[2] = {da(fy, av / 500.0), da(fy, -(bv / 200.0))};
+  for (double& v : f)
+    v = v <= da(dm(7.787, 0.008856), 16.0 / 116.0) ? da(v, -(16.0 / 116.0)) / 7.787 : dm(dm(v, v), v);
+  const double x = dm(f[0], 0.950456), z = dm(f[1], 1.088754);
+  constexpr double m_[9] = {3.240479, -1.53715, -0.498535, -0.969256, 1.875991,
+                            0.041556, 0.055648, -0.204043, 1.057311};
+  uint8_t* px = m.out + k * 3;
+  for (int c = 0; c < 3; ++c) {
+    double v = da(da(dm(m_[3 * c], x), dm(m_[3 * c + 1], y)), dm(m_[3 * c + 2], z));
+    v = fmin(fmax(v, 0.0), 1.0);
+    const double g = v <= 0.0031308 ? dm(12.92, v) : da(dm(1.055, pow(v, 1.0 / 2.4)), -0.055);
+    px[c] = round_u8_dev(dm(g, 255.0));
+  }
+}
+
+// One block per tile of a plane: its histogram, clipped, its excess spread as the CPU spreads
+// it, and its cumulative counts scaled into the tile's table.
+__global__ void clahe_lut_kernel(const ClahePlane* planes, const int* block_start, int n,
+                                 int64_t tiles_x) {
+  const int s = sample_of_block(block_start, n, blockIdx.x);
+  const ClahePlane& p = planes[s];
+  const int64_t tile = blockIdx.x - block_start[s];
+  const int64_t ty = tile / tiles_x, tx = tile % tiles_x;
+  __shared__ int hist[kLevels];
+  __shared__ long long clipped;
+  for (int i = threadIdx.x; i < kLevels; i += blockDim.x) hist[i] = 0;
+  if (threadIdx.x == 0) clipped = 0;
+  __syncthreads();
+  const int64_t count = p.tw * p.th;
+  for (int64_t q = threadIdx.x; q < count; q += blockDim.x) {
+    const int64_t y = reflect101_dev(ty * p.th + q / p.tw, p.h);
+    const int64_t x = reflect101_dev(tx * p.tw + q % p.tw, p.w);
+    atomicAdd(&hist[p.in[(y * p.w + x) * p.in_stride]], 1);
+  }
+  __syncthreads();
+  if (p.limit > 0) {
+    for (int i = threadIdx.x; i < kLevels; i += blockDim.x)
+      if (hist[i] > p.limit) {
+        atomicAdd(reinterpret_cast<unsigned long long*>(&clipped),
+                  static_cast<unsigned long long>(hist[i] - p.limit));
+        hist[i] = static_cast<int>(p.limit);
+      }
+    __syncthreads();
+    const int64_t batch = clipped / kLevels;
+    const int64_t residual = clipped - batch * kLevels;
+    const int64_t step = residual != 0 ? max(int64_t{kLevels} / residual, int64_t{1}) : 1;
+    for (int i = threadIdx.x; i < kLevels; i += blockDim.x)
+      hist[i] += static_cast<int>(batch + (residual != 0 && i % step == 0 && i / step < residual));
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    uint8_t* lut = p.luts + tile * kLevels;
+    int64_t sum = 0;
+    for (int i = 0; i < kLevels; ++i) {
+      sum += hist[i];
+      lut[i] = round_u8_dev(__fmul_rn(static_cast<float>(sum), p.lut_scale));
+    }
+  }
+}
+
+// One thread per pixel: the bilinear blend of the four nearest tiles' tables.
+__global__ void clahe_blend_kernel(const ClahePlane* planes, const int* block_start, int n,
+                                   int64_t tiles_x, int64_t tiles_y) {
+  const int s = sample_of_block(block_start, n, blockIdx.x);
+  const ClahePlane& p = planes[s];
+  const int64_t k = int64_t(blockIdx.x - block_start[s]) * kThreads + threadIdx.x;
+  if (k >= p.h * p.w) return;
+  const int64_t y = k / p.w, x = k % p.w;
+  const float txf = __fadd_rn(__fmul_rn(static_cast<float>(x), p.inv_tw), -0.5f);
+  const int64_t tx1 = static_cast<int64_t>(floorf(txf));
+  const float xa = __fadd_rn(txf, -static_cast<float>(tx1)), xa1 = __fadd_rn(1.0f, -xa);
+  const int64_t x1 = max(tx1, int64_t{0}) * kLevels, x2 = min(tx1 + 1, tiles_x - 1) * kLevels;
+  const float tyf = __fadd_rn(__fmul_rn(static_cast<float>(y), p.inv_th), -0.5f);
+  const int64_t ty1 = static_cast<int64_t>(floorf(tyf));
+  const float ya = __fadd_rn(tyf, -static_cast<float>(ty1)), ya1 = __fadd_rn(1.0f, -ya);
+  const uint8_t* lut1 = p.luts + max(ty1, int64_t{0}) * tiles_x * kLevels;
+  const uint8_t* lut2 = p.luts + min(ty1 + 1, tiles_y - 1) * tiles_x * kLevels;
+  const int v = p.in[k * p.in_stride];
+  const float top = __fadd_rn(__fmul_rn(static_cast<float>(lut1[x1 + v]), xa1),
+                              __fmul_rn(static_cast<float>(lut1[x2 + v]), xa));
+  const float bottom = __fadd_rn(__fmul_rn(static_cast<float>(lut2[x1 + v]), xa1),
+                                 __fmul_rn(static_cast<float>(lut2[x2 + v]), xa));
+  p.out[k * p.out_stride] = round_u8_dev(__fadd_rn(__fmul_rn(top, ya1), __fmul_rn(bottom, ya)));
+}
+
+}  // namespace
+
+void clahe_gpu(Workspace& ws, const std::vector<ClaheJob>& jobs, int64_t tiles_x, int64_t tiles_y,
+               double clip_limit, bool luma_only) {
+  // Scratch: each plane's tables, and for luma images their L, a, b and equalized L.
+  std::vector<ClahePlane> planes;
+  std::vector<LabImage> labs;
+  std::vector<size_t> lut_at, lab_at;
+  size_t bytes = 0;
+  auto reserve = [&](size_t n) {
+    const size_t at = bytes;
+    bytes += (n + 255) & ~size_t(255);
+    return at;
+  };
+  for (const ClaheJob& j : jobs) {
+    if (j.h == 0 || j.w == 0) continue;
+    const bool luma = j.c == 3 && luma_only;
+    const int64_t count = luma ? 1 : j.c;
+    if (luma) {
+      LabImage m{j.in, j.out, j.h * j.w, nullptr, nullptr, nullptr, nullptr};
+      labs.push_back(m);
+      lab_at.push_back(reserve(static_cast<size_t>(4 * j.h * j.w)));
+    }
+    // As the CPU: the image extended to a multiple of the grid once either side needs it.
+    const bool fits = j.w % tiles_x == 0 && j.h % tiles_y == 0;
+    const int64_t ew = fits ? j.w : j.w + tiles_x - j.w % tiles_x;
+    const int64_t eh = fits ? j.h : j.h + tiles_y - j.h % tiles_y;
+    for (int64_t c = 0; c < count; ++c) {
+      ClahePlane p{};
+      p.in = luma ? nullptr : j.in + c;  // (luma: set below, to the L plane)
+      p.out = luma ? nullptr : j.out + c;
+      p.in_stride = p.out_stride = luma ? 1 : j.c;
+      p.h = j.h;
+      p.w = j.w;
+      p.tw = ew / tiles_x;
+      p.th = eh / tiles_y;
+      const int64_t area = p.tw * p.th;
+      p.limit = clip_limit > 0.0 ? std::max<int64_t>(static_cast<int64_t>(clip_limit * area / kLevels), 1) : 0;
+      p.lut_scale = static_cast<float>(kLevels - 1) / static_cast<float>(area);
+      p.inv_tw = 1.0f / static_cast<float>(p.tw);
+      p.inv_th = 1.0f / static_cast<float>(p.th);
+      planes.push_back(p);
+      lut_at.push_back(reserve(static_cast<size_t>(tiles_x * tiles_y * kLevels)));
+    }
+  }
+  if (planes.empty()) return;
+  std::shared_ptr<void> scratch = ws.gpu->allocate_device(bytes);
+  uint8_t* base = static_cast<uint8_t*>(scratch.get());
+  for (size_t k = 0, m = 0; k < planes.size(); ++k) {
+    planes[k].luts = base + lut_at[k];
+    if (!planes[k].in) {  // a luma image's L plane
+      LabImage& lab = labs[m];
+      uint8_t* at = base + lab_at[m];
+      lab.l = at;
+      lab.a = at + lab.pixels;
+      lab.b = at + 2 * lab.pixels;
+      lab.l_eq = at + 3 * lab.pixels;
+      planes[k].in = lab.l;
+      planes[k].out = lab.l_eq;
+      ++m;
+    }
+  }
+  LaunchPlan tiles(1), pixels(kThreads), lab_pixels(kThreads);
+  for (const ClahePlane& p : planes) {
+    tiles.add(tiles_x * tiles_y);
+    pixels.add(p.h * p.w);
+  }
+  for (const LabImage& m : labs) lab_pixels.add(m.pixels);
+  DeviceParams params(ws);
+  const size_t d_planes = params.add(planes), d_labs = params.add(labs);
+  const size_t s_tiles = params.add(tiles.block_start()), s_pixels = params.add(pixels.block_start());
+  const size_t s_lab = params.add(lab_pixels.block_start());
+  params.upload();
+  auto stream = static_cast<cudaStream_t>(ws.gpu->stream());
+  if (!labs.empty())
+    rgb_to_lab_kernel<<<static_cast<unsigned>(lab_pixels.blocks()), kThreads, 0, stream>>>(
+        params.device<LabImage>(d_labs), params.device<int>(s_lab), lab_pixels.jobs());
+  clahe_lut_kernel<<<static_cast<unsigned>(tiles.blocks()), kThreads, 0, stream>>>(
+      params.device<ClahePlane>(d_planes), params.device<int>(s_tiles), tiles.jobs(), tiles_x);
+  clahe_blend_kernel<<<static_cast<unsigned>(pixels.blocks()), kThreads, 0, stream>>>(
+      params.device<ClahePlane>(d_planes), params.device<int>(s_pixels), pixels.jobs(), tiles_x,
+      tiles_y);
+  if (!labs.empty())
+    lab_to_rgb_kernel<<<static_cast<unsigned>(lab_pixels.blocks()), kThreads, 0, stream>>>(
+        params.device<LabImage>(d_labs), params.device<int>(s_lab), lab_pixels.jobs());
+  check_launch("clahe_gpu");
 }
 
 }  // namespace stoker::kernels::cuda

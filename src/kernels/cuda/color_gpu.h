@@ -42,5 +42,30 @@ struct HsvJob {
 void hsv_gpu(Workspace& ws, DType type, const std::vector<HsvJob>& jobs, bool to_hsv, bool bgr,
              const ColorAffine* leg);
 
+// debayer's twin (kernels/cpu/color/debayer.h, OpenCV's bilinear and gray demosaicing): one
+// thread per output pixel, the CPU's integer arithmetic; a border pixel is its clamped interior
+// neighbour's, as the CPU's row and column copies make it.
+struct DebayerJob {
+  const void* in = nullptr;  // device memory, frames x h x w
+  void* out = nullptr;       // frames x h x w x (3, or 1 for gray)
+  int64_t frames = 1, h = 0, w = 0;
+  int blue_y = 0, blue_x = 0;
+};
+// type: uint8 or uint16.
+void debayer_gpu(Workspace& ws, DType type, bool gray, const std::vector<DebayerJob>& jobs);
+
+// clahe's twin (kernels/cpu/color/histogram.h): per plane, one block per tile builds the tile's
+// clipped histogram and lookup table, then one thread per pixel blends the four nearest tables
+// in float32 in the CPU's order (no fused multiply-adds): bit for bit. luma_only RGB images go
+// through CIE Lab in double, where CUDA's cbrt and pow may differ from the host's by an ulp: a
+// level may then round the other way (rarely; see the tests).
+struct ClaheJob {
+  const uint8_t* in = nullptr;  // device memory, h x w x c (c: 1 or 3)
+  uint8_t* out = nullptr;
+  int64_t h = 0, w = 0, c = 1;
+};
+void clahe_gpu(Workspace& ws, const std::vector<ClaheJob>& jobs, int64_t tiles_x, int64_t tiles_y,
+               double clip_limit, bool luma_only);
+
 }  // namespace kernels::cuda
 }  // namespace stoker

@@ -1,8 +1,11 @@
 // clahe: contrast-limited adaptive histogram equalization of uint8 HWC images
-// (kernels/cpu/color/histogram.h), DALI's CPU operator, which is OpenCV's CLAHE.
+// (kernels/cpu/color/histogram.h), DALI's CPU operator, which is OpenCV's CLAHE; the GPU twin
+// computes the same (kernels/cuda/color_gpu.h).
 #include <string>
 
 #include "kernels/cpu/color/histogram.h"
+#include "kernels/cuda/color_gpu.h"
+#include "ops/generic/gpu_twin.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -42,6 +45,21 @@ class Clahe : public Operator {
                  std::to_string(i) + " has shape " + to_string(in.shape(i)) + ".");
     }
     return {OutputDesc{DType::kUInt8, in.layout(), in.shapes()}};
+  }
+
+  // The GPU twin: setup() as on the CPU, then the batch in four launches.
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    ws.outputs.assign(1, allocate_device_batch(ws, descs[0].dtype, descs[0].shapes, descs[0].layout));
+    Batch& out = ws.outputs[0];
+    std::vector<kernels::cuda::ClaheJob> jobs(in.size());
+    for (size_t k = 0; k < in.size(); ++k) {
+      const Shape& s = in.shape(k);
+      jobs[k] = {static_cast<const uint8_t*>(in[k].data), static_cast<uint8_t*>(out[k].data), s[0],
+                 s[1], s[2]};
+    }
+    kernels::cuda::clahe_gpu(ws, jobs, p_.tiles_x, p_.tiles_y, p_.clip_limit, p_.luma_only);
   }
 
   void run_sample(Workspace& ws, int64_t i, int) override {
@@ -88,7 +106,8 @@ STOKER_REGISTER_OP_NAMED(clahe, "clahe") {
       .arg({.name = "bins", .type = ArgType::kInt, .default_value = int64_t{256},
             .doc = "Number of histogram bins; must be a power of 2. The CPU operator, like "
                    "DALI's (OpenCV's), always uses 256 bins for uint8 images."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Clahe>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Clahe>(s); })
+      STOKER_GPU_TWIN(Clahe);
 }
 
 }  // namespace stoker

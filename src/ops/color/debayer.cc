@@ -1,11 +1,15 @@
 // debayer (and its legacy name experimental.debayer): demosaicing of single-channel Bayer
 // mosaics into RGB (kernels/cpu/color/debayer.h), bit-exact with DALI's CPU operator, which
-// calls OpenCV's cvtColor.
+// calls OpenCV's cvtColor. The GPU twin computes the same (kernels/cuda/color_gpu.h); DALI's GPU
+// operator calls NPP instead ('default_npp', its GPU default), which stoker's GPU backend takes
+// as the bilinear algorithm: one result whichever device runs it.
 #include <array>
 #include <cmath>
 #include <string>
 
 #include "kernels/cpu/color/debayer.h"
+#include "kernels/cuda/color_gpu.h"
+#include "ops/generic/gpu_twin.h"
 #include "pipeline/operator.h"
 
 namespace stoker {
@@ -20,8 +24,10 @@ class Debayer : public Operator {
     } else if (a == "gray_ocv") {
       alg_ = kernels::DebayerAlgorithm::kGray;
     } else if (a == "default_npp") {
-      spec.arg_error("algorithm", "'default_npp' is the GPU operator's algorithm; on the CPU use "
-                                  "'bilinear_ocv' (the default) or 'gray_ocv'.");
+      if (spec.backend != Backend::kGPU)
+        spec.arg_error("algorithm", "'default_npp' is the GPU operator's algorithm; on the CPU "
+                                    "use 'bilinear_ocv' (the default) or 'gray_ocv'.");
+      alg_ = kernels::DebayerAlgorithm::kBilinear;  // (stoker's GPU twin: the CPU's bilinear)
     } else {  // edgeaware_ocv, vng_ocv
       spec.arg_error("algorithm", "'" + a + "' is not implemented by stoker yet; use "
                                   "'bilinear_ocv' (the default) or 'gray_ocv'.");
@@ -77,6 +83,28 @@ class Debayer : public Operator {
     return {OutputDesc{in.dtype(), seq_ ? "FHWC" : "HWC", shapes}};
   }
 
+  // The GPU twin: setup() as on the CPU, then one launch for the batch.
+  void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
+    require_device_input(ws);
+    const Batch& in = ws.input(0);
+    ws.outputs.assign(1, allocate_device_batch(ws, descs[0].dtype, descs[0].shapes, descs[0].layout));
+    Batch& out = ws.outputs[0];
+    std::vector<kernels::cuda::DebayerJob> jobs(in.size());
+    const size_t b = seq_ ? 1 : 0;
+    for (size_t k = 0; k < in.size(); ++k) {
+      const Shape& s = in.shape(k);
+      kernels::cuda::DebayerJob& j = jobs[k];
+      j.in = in[k].data;
+      j.out = out[k].data;
+      j.frames = seq_ ? s[0] : 1;
+      j.h = s[b];
+      j.w = s[b + 1];
+      j.blue_y = blue_[k][0];
+      j.blue_x = blue_[k][1];
+    }
+    kernels::cuda::debayer_gpu(ws, in.dtype(), alg_ == kernels::DebayerAlgorithm::kGray, jobs);
+  }
+
   void run_sample(Workspace& ws, int64_t i, int) override {
     const Batch& in = ws.input(0);
     const Shape& s = in.shape(i);
@@ -117,12 +145,14 @@ void define(OpSchema& schema, bool legacy) {
                    "per-sample tensor.",
             .tensor = true, .min = 0, .max = 1, .list_min = 1, .list_max = 2})
       .arg({.name = "algorithm", .type = ArgType::kString, .optional = true,
-            .doc = "How missing colours are inferred. CPU: 'bilinear_ocv' (the default; bilinear "
+            .doc = "How missing colours are inferred: 'bilinear_ocv' (the default; bilinear "
                    "interpolation) or 'gray_ocv' (a 1-channel gray image, from the same "
-                   "neighbourhoods). 'edgeaware_ocv' and 'vng_ocv' (DALI's other CPU algorithms) "
-                   "are not implemented yet; 'default_npp' is DALI's GPU algorithm.",
+                   "neighbourhoods), on the CPU and the GPU alike. 'edgeaware_ocv' and 'vng_ocv' "
+                   "(DALI's other CPU algorithms) are not implemented yet. 'default_npp' (DALI's "
+                   "GPU algorithm, NPP's) is accepted on the GPU and computed as 'bilinear_ocv'.",
             .choices = {"bilinear_ocv", "edgeaware_ocv", "vng_ocv", "gray_ocv", "default_npp"}})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Debayer>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Debayer>(s); })
+      STOKER_GPU_TWIN(Debayer);
 }
 
 }  // namespace
