@@ -45,12 +45,16 @@ def _demo(args):
     print(f"stoker demo: {epoch} images in {args.data}, batch {args.batch_size}, "
           f"{threads} threads: random crop to {args.size}x{args.size}, flip, normalise")
     first, _ = pipe.run()  # warm-up; also the batch we draw
+    from ._progress import Progress
+    bar = Progress(f"{args.batches} batches", args.batches, bytes_=False)
     t0 = time.perf_counter()
     c0 = time.process_time()
     n = 0
-    for _ in range(args.batches):
+    for k in range(args.batches):
         images, labels = pipe.run()
         n += len(images)
+        bar.update(k + 1, f", {n / (time.perf_counter() - t0):.0f} images/s")
+    bar.close()
     dt = time.perf_counter() - t0
     cpu = time.process_time() - c0
     print(f"{n / dt:.1f} images/s ({n} images in {dt:.2f} s, "

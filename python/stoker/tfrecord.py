@@ -224,11 +224,16 @@ def record_frame(payload):
             struct.pack("<I", _masked_crc32c(payload)))
 
 
-def make_index(tfrecord_path, index_path):
+def make_index(tfrecord_path, index_path, progress=None):
     """Writes DALI's index of a TFRecord file: one '<offset> <size>' line per record (size with
-    the 16 bytes of framing). Checks each record's length CRC; returns the number of records."""
+    the 16 bytes of framing). Checks each record's length CRC; returns the number of records.
+    progress: None, or True/False to show (or not) a progress line on stderr; None shows it
+    where stderr is a terminal."""
     import os
+
+    from ._progress import Progress
     size = os.path.getsize(tfrecord_path)
+    bar = Progress(f"indexing {tfrecord_path}", size, show=progress)
     lines = []
     with open(tfrecord_path, "rb") as f:
         offset = 0
@@ -249,6 +254,8 @@ def make_index(tfrecord_path, index_path):
             lines.append(f"{offset} {length + 16}\n")
             offset += length + 16
             f.seek(offset)
+            bar.update(offset, f", {len(lines)} records")
+    bar.close()
     with open(index_path, "w") as out:
         out.writelines(lines)
     return len(lines)
@@ -263,11 +270,13 @@ def main(argv=None):
                                       "(DALI's tfrecord2idx format)")
     ix.add_argument("tfrecord", help="the TFRecord file")
     ix.add_argument("index", nargs="?", help="the index file to write (default: TFRECORD.idx)")
+    ix.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="show a progress line on stderr (default: when it is a terminal)")
     args = p.parse_args(argv)
     if args.cmd == "index":
         out = args.index or args.tfrecord + ".idx"
         try:
-            n = make_index(args.tfrecord, out)
+            n = make_index(args.tfrecord, out, progress=args.progress)
         except (OSError, ValueError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 1

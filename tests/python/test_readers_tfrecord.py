@@ -400,3 +400,19 @@ def test_on_error_skip(tf_data, tmp_path):
     stats = pipe.error_stats()
     (st,) = stats.values()
     assert st["skipped"] == 1 and st["samples"] == [f"{bad}@{off}"]
+
+
+def test_index_tool_progress_line(tmp_path, capsys):
+    """`python -m stoker.tfrecord index` shows a progress line on a terminal (--progress forces
+    it, --no-progress silences it), cleared before the result is printed."""
+    path = tmp_path / "p.tfrecord"
+    path.write_bytes(b"".join(tfrec.record_frame(bytes([k]) * (100 + k)) for k in range(50)))
+    assert tfrec.main(["index", str(path), "--progress"]) == 0
+    out, err = capsys.readouterr()
+    assert out == f"{path}.idx: 50 records\n"
+    assert f"indexing {path}: 100% (" in err and ", 50 records, " in err
+    assert err.endswith("\r")  # the line is wiped, so what follows starts clean
+    assert tfrec.main(["index", str(path), str(tmp_path / "q.idx"), "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert out == f"{tmp_path / 'q.idx'}: 50 records\n" and err == ""
+    assert (tmp_path / "q.idx").read_text() == (tmp_path / "p.tfrecord.idx").read_text()
