@@ -62,6 +62,10 @@ if [ "${STOKER_TEST_DEPS:-0}" = 1 ]; then
   python3 -c "import numba" 2>/dev/null || _need_pip+=("numba")  # compiles numba_function's run_fn/setup_fn
   python3 -c "import mypy" 2>/dev/null || _need_pip+=("mypy")  # checks the .pyi stubs (test_stubs.py)
   python3 -c "import mkdocs" 2>/dev/null || _need_pip+=("mkdocs")  # builds the docs site (test_docs.py)
+  # Remote data (test_remote_data.py): fsspec, its S3 and HTTP file systems, and moto's S3
+  # server on loopback.
+  python3 -c "import fsspec, s3fs, aiohttp" 2>/dev/null || _need_pip+=("fsspec" "s3fs" "aiohttp")
+  python3 -c "import moto.server, flask" 2>/dev/null || _need_pip+=("moto[server]")
   # DALI 2.4 itself, the reference the DALI-semantics tests compare against (its CPU operators
   # run without a GPU).
   python3 -c "import nvidia.dali" 2>/dev/null || _need_pip+=("nvidia-dali-cuda130==2.4.0")

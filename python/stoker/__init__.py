@@ -5,6 +5,7 @@ later versions, the GPU), with NVIDIA DALI's Python API.
 """
 from . import _C  # its import sends the core's messages to logging's "stoker" (_logging.py)
 from . import _logging
+from . import _remote
 from ._C import DecodeError, InternalError, TensorListCPU, TensorListGPU
 from . import types
 from .pipeline import DataNode, Pipeline, pipeline_def
@@ -17,6 +18,7 @@ from ._subscript import newaxis
 from ._show import show_batch
 
 _logging.show_traces()
+_remote.install()  # URLs for the readers, through fsspec
 
 __version__ = "0.1.0"
 __all__ = ["Pipeline", "pipeline_def", "fn", "ops", "types", "DataNode", "DecodeError",

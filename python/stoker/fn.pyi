@@ -873,7 +873,7 @@ def debayer(
 
     Keyword arguments:
       blue_position (list of int or a per-sample DataNode, required): The position (y, x) of blue in the 2x2 Bayer tile that starts at the second row and column of the sensor (OpenCV's convention): (0, 0) BG/BGGR, (0, 1) GB/GBRG, (1, 0) GR/GRBG, (1, 1) RG/RGGB. One value is used for both. May be a per-sample tensor.
-      algorithm (str, optional): How missing colours are inferred. CPU: 'bilinear_ocv' (the default; bilinear interpolation) or 'gray_ocv' (a 1-channel gray image, from the same neighbourhoods). 'edgeaware_ocv' and 'vng_ocv' (DALI's other CPU algorithms) are not implemented yet; 'default_npp' is DALI's GPU algorithm.
+      algorithm (str, optional): How missing colours are inferred: 'bilinear_ocv' (the default; bilinear interpolation) or 'gray_ocv' (a 1-channel gray image, from the same neighbourhoods), on the CPU and the GPU alike. 'edgeaware_ocv' and 'vng_ocv' (DALI's other CPU algorithms) are not implemented yet. 'default_npp' (DALI's GPU algorithm, NPP's) is accepted on the GPU and computed as 'bilinear_ocv'.
       device: 'cpu', 'gpu' or 'mixed'.
       name: a name for the operator (readers: the name for reader_meta).
       preserve: keep the operator even if its outputs are unused.
@@ -1151,7 +1151,7 @@ def file_reader(
     preserve: bool = False,
     bytes_per_sample_hint: Union[_IntList, None] = None,
 ) -> Tuple[DataNode, DataNode]:
-    """Reads files as raw bytes with integer labels: from file_root with one sub-folder per class (labels are the folders' indices in sorted order), from file_list (lines of 'path label'), or from files (and labels).
+    """Reads files as raw bytes with integer labels: from file_root with one sub-folder per class (labels are the folders' indices in sorted order), from file_list (lines of 'path label'), or from files (and labels). Paths and folders may be URLs that fsspec reads (s3://, gs://, https://, ...; install fsspec and the protocol's package: s3fs, gcsfs, aiohttp); each batch's remote files are fetched together.
 
     Keyword arguments:
       shard_id (int, default 0): Index of the shard to read.
@@ -3858,7 +3858,7 @@ class experimental:
 
         Keyword arguments:
           blue_position (list of int or a per-sample DataNode, required): The position (y, x) of blue in the 2x2 Bayer tile that starts at the second row and column of the sensor (OpenCV's convention): (0, 0) BG/BGGR, (0, 1) GB/GBRG, (1, 0) GR/GRBG, (1, 1) RG/RGGB. One value is used for both. May be a per-sample tensor.
-          algorithm (str, optional): How missing colours are inferred. CPU: 'bilinear_ocv' (the default; bilinear interpolation) or 'gray_ocv' (a 1-channel gray image, from the same neighbourhoods). 'edgeaware_ocv' and 'vng_ocv' (DALI's other CPU algorithms) are not implemented yet; 'default_npp' is DALI's GPU algorithm.
+          algorithm (str, optional): How missing colours are inferred: 'bilinear_ocv' (the default; bilinear interpolation) or 'gray_ocv' (a 1-channel gray image, from the same neighbourhoods), on the CPU and the GPU alike. 'edgeaware_ocv' and 'vng_ocv' (DALI's other CPU algorithms) are not implemented yet. 'default_npp' (DALI's GPU algorithm, NPP's) is accepted on the GPU and computed as 'bilinear_ocv'.
           device: 'cpu', 'gpu' or 'mixed'.
           name: a name for the operator (readers: the name for reader_meta).
           preserve: keep the operator even if its outputs are unused.
@@ -4867,7 +4867,7 @@ class readers:
         preserve: bool = False,
         bytes_per_sample_hint: Union[_IntList, None] = None,
     ) -> Tuple[DataNode, DataNode]:
-        """Reads files as raw bytes with integer labels: from file_root with one sub-folder per class (labels are the folders' indices in sorted order), from file_list (lines of 'path label'), or from files (and labels).
+        """Reads files as raw bytes with integer labels: from file_root with one sub-folder per class (labels are the folders' indices in sorted order), from file_list (lines of 'path label'), or from files (and labels). Paths and folders may be URLs that fsspec reads (s3://, gs://, https://, ...; install fsspec and the protocol's package: s3fs, gcsfs, aiohttp); each batch's remote files are fetched together.
 
         Keyword arguments:
           shard_id (int, default 0): Index of the shard to read.

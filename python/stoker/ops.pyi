@@ -920,7 +920,7 @@ class FastResizeCropMirror:
     def __call__(self, input: _Input, /, **kwargs: Any) -> DataNode: ...
 
 class FileReader:
-    """Reads files as raw bytes with integer labels: from file_root with one sub-folder per class (labels are the folders' indices in sorted order), from file_list (lines of 'path label'), or from files (and labels).
+    """Reads files as raw bytes with integer labels: from file_root with one sub-folder per class (labels are the folders' indices in sorted order), from file_list (lines of 'path label'), or from files (and labels). Paths and folders may be URLs that fsspec reads (s3://, gs://, https://, ...; install fsspec and the protocol's package: s3fs, gcsfs, aiohttp); each batch's remote files are fetched together.
 
     The function form, whose docstring lists the arguments: fn.readers.file.
     """
@@ -3750,7 +3750,7 @@ class readers:
         def __call__(self, **kwargs: Any) -> Any: ...
 
     class File:
-        """Reads files as raw bytes with integer labels: from file_root with one sub-folder per class (labels are the folders' indices in sorted order), from file_list (lines of 'path label'), or from files (and labels).
+        """Reads files as raw bytes with integer labels: from file_root with one sub-folder per class (labels are the folders' indices in sorted order), from file_list (lines of 'path label'), or from files (and labels). Paths and folders may be URLs that fsspec reads (s3://, gs://, https://, ...; install fsspec and the protocol's package: s3fs, gcsfs, aiohttp); each batch's remote files are fetched together.
 
         The function form, whose docstring lists the arguments: fn.readers.file.
         """

@@ -20,6 +20,7 @@ void bind_tensor_list_gpu(py::module_& m);
 void bind_pipeline(py::module_& m);
 void bind_external_source(py::module_& m);
 void bind_python_function(py::module_& m);
+void bind_remote(py::module_& m);
 py::object wrap_batch(Batch b);
 
 // The element type of a NumPy array, kNone where stoker has none (or for another byte order);

@@ -225,5 +225,6 @@ PYBIND11_MODULE(_C, m) {
   bind_tensor_list_gpu(m);
   bind_pipeline(m);
   bind_external_source(m);
+  bind_remote(m);
   bind_python_function(m);
 }

@@ -12,9 +12,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <system_error>
+#include <utility>
 
 #include "core/error.h"
+#include "readers/remote.h"
 
 namespace stoker::readers {
 namespace fs = std::filesystem;
@@ -73,6 +76,75 @@ std::vector<std::string> matching_files(const fs::path& dir, const std::vector<s
   }
   std::sort(out.begin(), out.end());  // byte order, as DALI's std::sort of the names
   return out;
+}
+
+// The files under a remote folder (relative names, sorted) whose name matches the filters;
+// `recursive` descends into its sub-folders.
+std::vector<std::string> matching_remote_files(const std::string& dir,
+                                               const std::vector<std::string>& filters,
+                                               bool case_sensitive, bool recursive) {
+  std::vector<std::string> out;
+  std::vector<std::pair<std::string, std::string>> todo = {{dir, ""}};  // (url, relative prefix)
+  std::shared_ptr<RemoteFiles> remote = remote_files(dir);
+  while (!todo.empty()) {
+    auto [url, prefix] = todo.back();
+    todo.pop_back();
+    for (const RemoteEntry& e : remote->list(url)) {
+      const std::string name = url_name(e.url);
+      if (e.is_dir) {
+        if (recursive) todo.emplace_back(e.url, prefix + name + "/");
+      } else if (matches_any(name, filters, case_sensitive)) {
+        out.push_back(prefix + name);
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The class folders of file_root (names, sorted), local or remote.
+std::vector<std::string> class_folders(const std::string& file_root,
+                                       const std::vector<std::string>& dir_filters,
+                                       bool case_sensitive_filter) {
+  std::vector<std::string> classes;
+  auto keep = [&](const std::string& name) {
+    if (dir_filters.empty() || matches_any(name, dir_filters, case_sensitive_filter))
+      classes.push_back(name);
+  };
+  if (is_url(file_root)) {
+    std::vector<RemoteEntry> entries;
+    try {
+      entries = remote_files(file_root)->list(file_root);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kNotFound)
+        fail(ErrorKind::kNotFound, "file_root " + quoted(file_root) + " does not exist");
+      if (e.kind() == ErrorKind::kInvalidArgument)
+        bad_arg("file_root " + quoted(file_root) + " is not a directory; give the folder that "
+                "holds one sub-folder per class, or use file_list / files");
+      throw e.with_context("cannot list file_root " + quoted(file_root));
+    }
+    for (const RemoteEntry& e : entries)
+      if (e.is_dir) keep(url_name(e.url));
+  } else {
+    std::error_code ec;
+    auto st = fs::status(file_root, ec);
+    if (st.type() == fs::file_type::not_found)
+      fail(ErrorKind::kNotFound, "file_root " + quoted(file_root) + " does not exist");
+    if (ec) fs_fail("cannot access file_root " + quoted(file_root), ec);
+    if (!fs::is_directory(st))
+      bad_arg("file_root " + quoted(file_root) + " is not a directory; give the folder that "
+              "holds one sub-folder per class, or use file_list / files");
+    fs::directory_iterator it(file_root, ec);
+    if (ec) fs_fail("cannot list file_root " + quoted(file_root), ec);
+    for (; it != fs::directory_iterator(); it.increment(ec)) {
+      if (ec) fs_fail("cannot list file_root " + quoted(file_root), ec);
+      std::error_code ec2;
+      if (it->is_directory(ec2)) keep(it->path().filename().string());
+    }
+    if (ec) fs_fail("cannot list file_root " + quoted(file_root), ec);
+  }
+  std::sort(classes.begin(), classes.end());
+  return classes;
 }
 
 struct Fd {
@@ -134,7 +206,7 @@ const std::vector<std::string>& default_file_filters() {
 std::string join_path(const std::string& dir, const std::string& path) {
   if (dir.empty()) return path;
   if (path.empty()) return dir;
-  if (path[0] == '/') return path;
+  if (path[0] == '/' || is_url(path)) return path;
   if (dir.back() == '/') return dir + path;
   return dir + "/" + path;
 }
@@ -144,36 +216,19 @@ std::vector<FileEntry> list_class_folders(const std::string& file_root,
                                           bool case_sensitive_filter,
                                           const std::vector<std::string>& dir_filters,
                                           bool recursive) {
-  std::error_code ec;
-  auto st = fs::status(file_root, ec);
-  if (st.type() == fs::file_type::not_found)
-    fail(ErrorKind::kNotFound, "file_root " + quoted(file_root) + " does not exist");
-  if (ec) fs_fail("cannot access file_root " + quoted(file_root), ec);
-  if (!fs::is_directory(st))
-    bad_arg("file_root " + quoted(file_root) + " is not a directory; give the folder that holds "
-            "one sub-folder per class, or use file_list / files");
   if (file_filters.empty()) bad_arg("file_filters cannot be an empty list");
-
-  std::vector<std::string> classes;
-  fs::directory_iterator it(file_root, ec);
-  if (ec) fs_fail("cannot list file_root " + quoted(file_root), ec);
-  for (; it != fs::directory_iterator(); it.increment(ec)) {
-    if (ec) fs_fail("cannot list file_root " + quoted(file_root), ec);
-    std::error_code ec2;
-    if (!it->is_directory(ec2)) continue;
-    std::string name = it->path().filename().string();
-    if (dir_filters.empty() || matches_any(name, dir_filters, case_sensitive_filter))
-      classes.push_back(name);
-  }
-  if (ec) fs_fail("cannot list file_root " + quoted(file_root), ec);
-  std::sort(classes.begin(), classes.end());
+  const std::vector<std::string> classes = class_folders(file_root, dir_filters, case_sensitive_filter);
   if (classes.size() > static_cast<size_t>(INT_MAX))
     bad_arg("file_root " + quoted(file_root) + " has more class folders than labels can count");
 
   std::vector<FileEntry> entries;
   for (size_t label = 0; label < classes.size(); ++label) {
     const std::string class_dir = join_path(file_root, classes[label]);
-    for (auto& rel : matching_files(class_dir, file_filters, case_sensitive_filter, recursive))
+    const std::vector<std::string> files =
+        is_url(class_dir)
+            ? matching_remote_files(class_dir, file_filters, case_sensitive_filter, recursive)
+            : matching_files(class_dir, file_filters, case_sensitive_filter, recursive);
+    for (const std::string& rel : files)
       entries.push_back({join_path(class_dir, rel), static_cast<int>(label)});
   }
   if (entries.empty()) {
@@ -194,15 +249,28 @@ std::vector<FileEntry> list_class_folders(const std::string& file_root,
 std::vector<FileEntry> parse_file_list(const std::string& file_list,
                                        const std::optional<std::string>& file_root) {
   if (file_list.empty()) bad_arg("file_list cannot be an empty string");
-  std::error_code ec;
-  auto st = fs::status(file_list, ec);
-  if (st.type() == fs::file_type::not_found)
-    fail(ErrorKind::kNotFound, "file_list " + quoted(file_list) + " does not exist");
-  if (fs::is_directory(st))
-    bad_arg("file_list " + quoted(file_list) + " is a directory; give a text file of "
-            "'<path> <label>' lines (or use file_root for a folder of class folders)");
-  std::ifstream in(file_list);
-  if (!in) fail(ErrorKind::kIO, "cannot open file_list " + quoted(file_list));
+  std::ifstream file;
+  std::istringstream text;
+  if (is_url(file_list)) {
+    try {
+      text.str(read_remote(file_list));
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kNotFound)
+        fail(ErrorKind::kNotFound, "file_list " + quoted(file_list) + " does not exist");
+      throw e.with_context("cannot read file_list " + quoted(file_list));
+    }
+  } else {
+    std::error_code ec;
+    auto st = fs::status(file_list, ec);
+    if (st.type() == fs::file_type::not_found)
+      fail(ErrorKind::kNotFound, "file_list " + quoted(file_list) + " does not exist");
+    if (fs::is_directory(st))
+      bad_arg("file_list " + quoted(file_list) + " is a directory; give a text file of "
+              "'<path> <label>' lines (or use file_root for a folder of class folders)");
+    file.open(file_list);
+    if (!file) fail(ErrorKind::kIO, "cannot open file_list " + quoted(file_list));
+  }
+  std::istream& in = is_url(file_list) ? static_cast<std::istream&>(text) : file;
 
   // As DALI: paths relative to file_root when given, else to the folder of the list file.
   std::string base;
@@ -282,12 +350,17 @@ std::vector<FileEntry> build_file_list(const FileListOptions& o) {
 }
 
 int64_t file_size(const std::string& path) {
+  if (is_url(path)) return static_cast<int64_t>(read_remote(path).size());
   int64_t size = 0;
   Fd f{open_regular(path, &size)};
   return size;
 }
 
 std::vector<uint8_t> read_file(const std::string& path) {
+  if (is_url(path)) {
+    const std::string data = read_remote(path);
+    return std::vector<uint8_t>(data.begin(), data.end());
+  }
   int64_t size = 0;
   Fd f{open_regular(path, &size)};
   std::vector<uint8_t> data(static_cast<size_t>(size));
@@ -296,6 +369,14 @@ std::vector<uint8_t> read_file(const std::string& path) {
 }
 
 size_t read_file_into(const std::string& path, void* dst, size_t capacity) {
+  if (is_url(path)) {
+    const std::string data = read_remote(path);
+    if (data.size() > capacity)
+      bad_arg("file " + quoted(path) + " has " + std::to_string(data.size()) + " bytes, more than "
+              "the " + std::to_string(capacity) + " bytes given to read it into");
+    std::memcpy(dst, data.data(), data.size());
+    return data.size();
+  }
   int64_t size = 0;
   Fd f{open_regular(path, &size)};
   if (static_cast<uint64_t>(size) > capacity)

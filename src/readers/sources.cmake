@@ -2,6 +2,7 @@
 list(APPEND STOKER_SOURCES
   src/readers/file_list.cc
   src/readers/frame_sequences.cc
+  src/readers/remote.cc
   src/readers/sample_order.cc)
 list(APPEND STOKER_TEST_SOURCES
   tests/cpp/readers/file_list_test.cc

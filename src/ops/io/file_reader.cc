@@ -1,6 +1,11 @@
-// readers.file: files from a folder of class folders, a list file, or a list of paths.
+// readers.file: files from a folder of class folders, a list file, or a list of paths. Paths
+// may be URLs (readers/remote.h): a batch's remote files are fetched in one call, all in flight
+// at once, before the worker threads copy them out.
+#include <cstring>
+
 #include "ops/io/reader_base.h"
 #include "readers/file_list.h"
+#include "readers/remote.h"
 
 namespace stoker {
 namespace {
@@ -35,16 +40,46 @@ class FileReader : public SampleReader {
     data = Batch(DType::kUInt8, "");
     data.resize(picks.size());
     labels.allocate(*ws.host_pool, DType::kInt32, std::vector<Shape>(picks.size(), Shape{1}), "");
+    // The batch's remote files, fetched together.
+    std::vector<int64_t> remote_at(picks.size(), -1);
+    std::vector<std::string> urls;
+    for (size_t i = 0; i < picks.size(); ++i)
+      if (readers::is_url(files_[picks[i].index].path)) {
+        remote_at[i] = static_cast<int64_t>(urls.size());
+        urls.push_back(files_[picks[i].index].path);
+      }
+    std::vector<readers::RemoteRead> fetched;
+    if (!urls.empty()) {
+      try {
+        fetched = readers::remote_files(urls[0])->read(urls);
+      } catch (const Error& e) {
+        throw e.with_context(spec_.display_name());
+      }
+      if (fetched.size() != urls.size())
+        fail(ErrorKind::kInternal, spec_.display_name() + ": the remote file system returned " +
+                                       std::to_string(fetched.size()) + " files for " +
+                                       std::to_string(urls.size()));
+    }
     ws.thread_pool->parallel_for(static_cast<int64_t>(picks.size()), [&](int64_t i, int) {
       const readers::FileEntry& f = files_[picks[i].index];
       Sample& s = data[i];
       s.source = f.path;
       try {
-        int64_t size = readers::file_size(f.path);
-        s.owner = ws.host_pool->allocate(static_cast<size_t>(size));
-        s.data = s.owner.get();
-        s.shape = {size};
-        readers::read_file_into(f.path, s.data, static_cast<size_t>(size));
+        if (remote_at[i] >= 0) {
+          readers::RemoteRead& r = fetched[static_cast<size_t>(remote_at[i])];
+          if (!r.ok) fail(r.error, r.message);
+          s.owner = ws.host_pool->allocate(r.data.size());
+          s.data = s.owner.get();
+          s.shape = {static_cast<int64_t>(r.data.size())};
+          std::memcpy(s.data, r.data.data(), r.data.size());
+          std::string().swap(r.data);
+        } else {
+          int64_t size = readers::file_size(f.path);
+          s.owner = ws.host_pool->allocate(static_cast<size_t>(size));
+          s.data = s.owner.get();
+          s.shape = {size};
+          readers::read_file_into(f.path, s.data, static_cast<size_t>(size));
+        }
       } catch (const Error& e) {
         if (!ws.report_bad_sample(i, f.path, e.what())) throw e.with_context("sample " + std::to_string(i));
         s.owner = ws.host_pool->allocate(0);
@@ -103,7 +138,9 @@ STOKER_REGISTER_OP_NAMED(readers_file, "readers.file") {
   add_reader_args(schema);
   schema.doc("Reads files as raw bytes with integer labels: from file_root with one sub-folder per "
              "class (labels are the folders' indices in sorted order), from file_list (lines of "
-             "'path label'), or from files (and labels).")
+             "'path label'), or from files (and labels). Paths and folders may be URLs that "
+             "fsspec reads (s3://, gs://, https://, ...; install fsspec and the protocol's "
+             "package: s3fs, gcsfs, aiohttp); each batch's remote files are fetched together.")
       .inputs(0, 0).outputs(2, {"data", "labels"})
       .arg({.name = "file_root", .type = ArgType::kString, .optional = true,
             .doc = "Folder with one sub-folder per class, or the base of relative paths in file_list/files."})

@@ -1,0 +1,76 @@
+// The file system for URLs (readers/remote.h), backed by a Python object (python/stoker/
+// _remote.py: fsspec). Called from the readers' threads: each call takes the GIL; the Python side
+// releases it while the network works.
+#include "python/common.h"
+#include "python/state_registry.h"
+#include "readers/remote.h"
+
+namespace stoker::python {
+namespace {
+
+ErrorKind kind_of_exception(const py::handle& e) {
+  if (PyErr_GivenExceptionMatches(e.ptr(), PyExc_FileNotFoundError)) return ErrorKind::kNotFound;
+  if (PyErr_GivenExceptionMatches(e.ptr(), PyExc_NotADirectoryError)) return ErrorKind::kInvalidArgument;
+  if (PyErr_GivenExceptionMatches(e.ptr(), PyExc_ImportError)) return ErrorKind::kUnsupported;
+  return ErrorKind::kIO;
+}
+
+class PyRemoteFiles final : public readers::RemoteFiles {
+ public:
+  explicit PyRemoteFiles(const py::object& impl) : impl_(hold(impl.ptr())) {}
+
+  std::vector<readers::RemoteEntry> list(const std::string& url) override {
+    py::gil_scoped_acquire gil;
+    try {
+      std::vector<readers::RemoteEntry> out;
+      for (py::handle e : impl().attr("list")(url)) {
+        py::tuple t = e.cast<py::tuple>();
+        out.push_back({t[0].cast<std::string>(), t[1].cast<bool>()});
+      }
+      return out;
+    } catch (py::error_already_set& e) {
+      const ErrorKind kind = kind_of_exception(e.type());
+      throw Error(kind, std::string(py::str(e.value())));
+    }
+  }
+
+  std::vector<readers::RemoteRead> read(const std::vector<std::string>& urls) override {
+    py::gil_scoped_acquire gil;
+    try {
+      std::vector<readers::RemoteRead> out;
+      for (py::handle r : impl().attr("read")(urls)) {
+        readers::RemoteRead one;
+        if (py::isinstance<py::bytes>(r)) {
+          char* data = nullptr;
+          Py_ssize_t n = 0;
+          PyBytes_AsStringAndSize(r.ptr(), &data, &n);
+          one.data.assign(data, static_cast<size_t>(n));
+          one.ok = true;
+        } else {
+          one.error = kind_of_exception(r);
+          one.message = std::string(py::str(r));
+        }
+        out.push_back(std::move(one));
+      }
+      return out;
+    } catch (py::error_already_set& e) {
+      throw Error(kind_of_exception(e.type()), std::string(py::str(e.value())));
+    }
+  }
+
+ private:
+  py::handle impl() const { return py::handle(impl_.get()); }
+  std::shared_ptr<PyObject> impl_;
+};
+
+}  // namespace
+
+void bind_remote(py::module_& m) {
+  m.def("set_remote_files", [](py::object impl) {
+    readers::set_remote_files(impl.is_none() ? nullptr : std::make_shared<PyRemoteFiles>(impl));
+  }, py::arg("impl"),
+     "Installs the file system the readers read URLs through: an object with list(url) -> "
+     "[(url, is_dir)] and read(urls) -> [bytes or exception]; None removes it.");
+}
+
+}  // namespace stoker::python

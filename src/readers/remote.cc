@@ -1,0 +1,56 @@
+#include "readers/remote.h"
+
+#include <cctype>
+#include <mutex>
+
+namespace stoker::readers {
+namespace {
+
+std::mutex g_mu;
+std::shared_ptr<RemoteFiles>& installed() {
+  static auto* files = new std::shared_ptr<RemoteFiles>();  // never destroyed (see set_remote_files)
+  return *files;
+}
+
+}  // namespace
+
+bool is_url(const std::string& path) {
+  const size_t sep = path.find("://");
+  if (sep == std::string::npos || sep < 2) return false;
+  if (!std::isalpha(static_cast<unsigned char>(path[0]))) return false;
+  for (size_t i = 1; i < sep; ++i) {
+    const char c = path[i];
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '-' && c != '.') return false;
+  }
+  return true;
+}
+
+void set_remote_files(std::shared_ptr<RemoteFiles> files) {
+  std::lock_guard<std::mutex> g(g_mu);
+  installed() = std::move(files);
+}
+
+std::shared_ptr<RemoteFiles> remote_files(const std::string& url) {
+  std::lock_guard<std::mutex> g(g_mu);
+  if (!installed())
+    fail(ErrorKind::kUnsupported,
+         "'" + url + "' is a URL, and URLs are read through fsspec, from Python: this process has "
+         "no file system for them (stoker's C API reads local paths only).");
+  return installed();
+}
+
+std::string read_remote(const std::string& url) {
+  std::vector<RemoteRead> r = remote_files(url)->read({url});
+  if (r.size() != 1) fail(ErrorKind::kInternal, "the remote file system returned no result for '" + url + "'");
+  if (!r[0].ok) fail(r[0].error, r[0].message);
+  return std::move(r[0].data);
+}
+
+std::string url_name(const std::string& url) {
+  size_t end = url.size();
+  while (end > 0 && url[end - 1] == '/') --end;
+  const size_t start = url.rfind('/', end == 0 ? 0 : end - 1);
+  return url.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1));
+}
+
+}  // namespace stoker::readers

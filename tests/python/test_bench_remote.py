@@ -1,0 +1,29 @@
+"""bench/remote.py keeps working: one epoch of a few photos per row, from the local disk, fsspec's
+memory file system, an HTTP server and an S3 server (moto) on loopback, where they are installed."""
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_remote_smoke(testdata, tmp_path):
+    pytest.importorskip("fsspec")
+    data = tmp_path / "data"
+    for k, f in enumerate(sorted((testdata / "imagenet-sample").glob("*/*.jpg"))[:24]):
+        (data / f"c{k % 3}").mkdir(parents=True, exist_ok=True)
+        shutil.copy(f, data / f"c{k % 3}" / f.name)
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "remote.py"), "--data", str(data),
+                        "--batch-size", "8", "--threads", "2", "--epochs", "1", "--out",
+                        str(tmp_path / "out")], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (report,) = (tmp_path / "out").glob("remote-*.json")
+    rows = json.loads(report.read_text())["rows"]
+    sources = {x["source"] for x in rows}
+    assert {"local", "memory"} <= sources
+    assert all(x["images_per_s"] > 0 for x in rows)
+    assert len(rows) == 2 * len(sources)  # read only, and read + decode + resize
