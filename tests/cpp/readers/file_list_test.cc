@@ -4,12 +4,15 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <fstream>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "readers/remote.h"
 
 namespace stoker::readers {
 namespace {
@@ -292,6 +295,109 @@ TEST(FileList, ReadFile) {
   std::tie(kind, msg) = error_of([&] { read_file(t.path()); });
   EXPECT_EQ(kind, ErrorKind::kInvalidArgument);
   EXPECT_NE(msg.find("is not a regular file"), std::string::npos);
+}
+
+// A remote file system in memory: folders and files by URL.
+class FakeRemote : public RemoteFiles {
+ public:
+  std::map<std::string, std::string> files;  // url -> bytes
+  int reads = 0;
+  std::vector<RemoteEntry> list(const std::string& url) override {
+    const std::string dir = url.back() == '/' ? url : url + "/";
+    std::set<std::string> dirs;
+    std::vector<RemoteEntry> out;
+    bool any = false;
+    for (const auto& [u, data] : files) {
+      if (u.rfind(dir, 0) != 0) continue;
+      any = true;
+      const std::string rest = u.substr(dir.size());
+      const size_t slash = rest.find('/');
+      if (slash == std::string::npos) out.push_back({u, false});
+      else dirs.insert(dir + rest.substr(0, slash));
+    }
+    if (!any) {
+      if (files.count(url)) fail(ErrorKind::kInvalidArgument, url + " is not a folder");
+      fail(ErrorKind::kNotFound, url + " does not exist");
+    }
+    for (const auto& d : dirs) out.push_back({d, true});
+    return out;
+  }
+  std::vector<RemoteRead> read(const std::vector<std::string>& urls) override {
+    ++reads;
+    std::vector<RemoteRead> out;
+    for (const auto& u : urls) {
+      RemoteRead r;
+      auto it = files.find(u);
+      if (it == files.end()) {
+        r.error = ErrorKind::kNotFound;
+        r.message = "file '" + u + "' does not exist";
+      } else {
+        r.ok = true;
+        r.data = it->second;
+      }
+      out.push_back(r);
+    }
+    return out;
+  }
+};
+
+TEST(Remote, UrlsAreToldFromPaths) {
+  EXPECT_TRUE(is_url("s3://bucket/key"));
+  EXPECT_TRUE(is_url("https://host/x.jpg"));
+  EXPECT_TRUE(is_url("git+ssh://host/x"));
+  EXPECT_FALSE(is_url("/data/x.jpg"));
+  EXPECT_FALSE(is_url("C://x"));       // (a one-letter scheme: a Windows drive)
+  EXPECT_FALSE(is_url("a b://x"));
+  EXPECT_FALSE(is_url("1s3://x"));
+  EXPECT_EQ(url_name("s3://b/train/cat/"), "cat");
+  EXPECT_EQ(url_name("s3://b/train/cat/x.jpg"), "x.jpg");
+  EXPECT_EQ(join_path("s3://b/root", "a/x.jpg"), "s3://b/root/a/x.jpg");
+  EXPECT_EQ(join_path("s3://b/root", "gs://other/x.jpg"), "gs://other/x.jpg");
+}
+
+TEST(Remote, ClassFoldersFileListsAndErrors) {
+  set_remote_files(nullptr);
+  try {
+    build_file_list({.file_root = std::string("s3://b/ds")});
+    FAIL() << "no remote file system installed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("'s3://b/ds' is a URL"), std::string::npos) << e.what();
+  }
+  auto fake = std::make_shared<FakeRemote>();
+  fake->files = {{"s3://b/ds/dog/2.jpg", "22"}, {"s3://b/ds/dog/1.JPG", "1"},
+                 {"s3://b/ds/cat/9.png", "999"}, {"s3://b/ds/cat/notes.txt", "x"},
+                 {"s3://b/ds/cat/deep/3.jpg", "333"}, {"s3://b/list.txt", "ds/dog/2.jpg 5\n"}};
+  set_remote_files(fake);
+  auto files = build_file_list({.file_root = std::string("s3://b/ds")});
+  ASSERT_EQ(files.size(), 3u);
+  EXPECT_EQ(files[0].path, "s3://b/ds/cat/9.png");
+  EXPECT_EQ(files[0].label, 0);
+  EXPECT_EQ(files[1].path, "s3://b/ds/dog/1.JPG");  // (filters are case-insensitive)
+  EXPECT_EQ(files[2].label, 1);
+  FileListOptions deep{.file_root = std::string("s3://b/ds")};
+  deep.recursive = true;
+  EXPECT_EQ(build_file_list(deep).size(), 4u);
+  auto listed = build_file_list({.file_list = std::string("s3://b/list.txt")});
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].path, "s3://b/ds/dog/2.jpg");
+  EXPECT_EQ(listed[0].label, 5);
+  EXPECT_EQ(read_file("s3://b/ds/cat/9.png"), std::vector<uint8_t>({'9', '9', '9'}));
+  EXPECT_EQ(file_size("s3://b/ds/dog/2.jpg"), 2);
+  try {
+    build_file_list({.file_root = std::string("s3://b/nope")});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
+    EXPECT_STREQ(e.what(), "file_root 's3://b/nope' does not exist");
+  }
+  try {
+    read_file("s3://b/ds/none.jpg");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
+  }
+  set_remote_files(nullptr);
 }
 
 }  // namespace
