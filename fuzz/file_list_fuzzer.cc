@@ -55,7 +55,14 @@ std::optional<std::vector<FileEntry>> reference(const std::string& text, const s
     size_t n = k;
     while (n > 0 && blank(t[n - 1])) --n;
     const std::string name = t.substr(0, n);
-    std::string path = name[0] == '/' || base.empty() ? name
+    // A URL ("s3://...": a letter, then letters, digits, '+', '-' or '.', two or more, then
+    // "://") is taken as it is, like an absolute path.
+    const size_t sep = name.find("://");
+    bool url = sep != std::string::npos && sep >= 2 && std::isalpha(static_cast<unsigned char>(name[0]));
+    for (size_t i = 1; url && i < sep; ++i)
+      url = std::isalnum(static_cast<unsigned char>(name[i])) || name[i] == '+' || name[i] == '-' ||
+            name[i] == '.';
+    std::string path = name[0] == '/' || url || base.empty() ? name
                        : base.back() == '/'           ? base + name
                                                       : base + "/" + name;
     out.push_back({path, static_cast<int>(v)});
