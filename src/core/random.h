@@ -7,11 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define STOKER_HD __host__ __device__
-#else
-#define STOKER_HD
-#endif
+#include "core/host_device.h"
 
 namespace stoker {
 

@@ -4,6 +4,7 @@
 #include <cfloat>
 
 #include "core/error.h"
+#include "kernels/cpu/color/debayer.h"
 #include "kernels/cuda/cuda_common.cuh"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/launch_plan.h"
@@ -381,37 +382,7 @@ __global__ void debayer_kernel(const DebayerJob* jobs, const int* block_start, i
   const int64_t x = min(max(r % d.w, int64_t{1}), d.w - 2);
   const T* in = static_cast<const T*>(d.in) + f * hw;
   const T* up = in + (y - 1) * d.w;
-  const T* mid = in + y * d.w;
-  const T* down = in + (y + 1) * d.w;
-  constexpr int kR = 0, kG = 1, kB = 2;
-  constexpr int64_t luma[3] = {4899, 9617, 1868};
-  const int red_y = d.blue_y, red_x = d.blue_x;
-  const int row_c = (y & 1) == red_y ? kR : kB;
-  const int other_c = kB - row_c;
-  const int64_t c = mid[x];
-  if ((x & 1) == (row_c == kR ? red_x : 1 - red_x)) {
-    const int64_t cross = int64_t{up[x]} + down[x] + mid[x - 1] + mid[x + 1];
-    const int64_t diag = int64_t{up[x - 1]} + up[x + 1] + down[x - 1] + down[x + 1];
-    if (kGray) {
-      o[0] = static_cast<T>((diag * luma[other_c] + cross * luma[kG] + c * 4 * luma[row_c] +
-                             (1 << 15)) >> 16);
-    } else {
-      o[row_c] = static_cast<T>(c);
-      o[kG] = static_cast<T>((cross + 2) >> 2);
-      o[other_c] = static_cast<T>((diag + 2) >> 2);
-    }
-  } else {
-    const int64_t horiz = int64_t{mid[x - 1]} + mid[x + 1];
-    const int64_t vert = int64_t{up[x]} + down[x];
-    if (kGray) {
-      o[0] = static_cast<T>((horiz * luma[row_c] + vert * luma[other_c] + c * 2 * luma[kG] +
-                             (1 << 14)) >> 15);
-    } else {
-      o[kG] = static_cast<T>(c);
-      o[row_c] = static_cast<T>((horiz + 1) >> 1);
-      o[other_c] = static_cast<T>((vert + 1) >> 1);
-    }
-  }
+  debayer_pixel(o, up, up + d.w, up + 2 * d.w, y, x, d.blue_y, d.blue_x, kGray);
 }
 
 template <typename T>
