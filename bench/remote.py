@@ -1,6 +1,7 @@
 """Reading from object stores and web servers (#23): readers.file on the same photos from the
 local disk, from fsspec's in-memory file system, from a local HTTP server and from an S3 server
-(moto's), both on loopback, with and without decoding. Loopback takes the network's bandwidth
+(moto's), both on loopback, with and without decoding; NVIDIA DALI 2.4's readers.file beside
+stoker's where DALI reads the source too (the local disk, and S3 through its AWS SDK client). Loopback takes the network's bandwidth
 and latency out: what is left is what the remote path itself costs (fsspec, the protocol
 client, one call per batch), which is what stoker controls. Images/s after one untimed epoch,
 over whole epochs (the photo count is a whole number of batches).
@@ -40,8 +41,11 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run(file_root, batch_size, threads, epochs, decode):
-    from stoker import fn, pipeline_def
+def run(file_root, batch_size, threads, epochs, decode, lib="stoker"):
+    if lib == "dali":
+        from nvidia.dali import fn, pipeline_def
+    else:
+        from stoker import fn, pipeline_def
 
     @pipeline_def(batch_size=batch_size, num_threads=threads, device_id=None, seed=0)
     def pipe():
@@ -125,27 +129,43 @@ def main():
                          aws_secret_access_key="bench").create_bucket(Bucket="stoker-bench")
             fsspec.filesystem("s3").put(str(local) + "/", "stoker-bench/ds/", recursive=True)
             roots["s3"] = "s3://stoker-bench/ds"
+            # DALI's S3 client (the AWS SDK) takes the endpoint and keys from the environment.
+            os.environ.update(AWS_ENDPOINT_URL=endpoint, AWS_ACCESS_KEY_ID="bench",
+                              AWS_SECRET_ACCESS_KEY="bench", AWS_REGION="us-east-1")
     except ImportError:
         print("no s3fs or moto[server]: the s3 rows are left out")
     rows = []
     try:
+        try:
+            import nvidia.dali  # noqa: F401
+            libs = ("stoker", "dali")
+        except ImportError:
+            print("no nvidia.dali: DALI's rows are left out")
+            libs = ("stoker",)
         for decode in (False, True):
             for where, root in roots.items():
-                ips = run(root, a.batch_size, a.threads, a.epochs, decode)
-                rows.append({"source": where, "decode": decode, "images_per_s": ips})
-                print(f"{where:7s} {'read + decode + resize' if decode else 'read only':22s} "
-                      f"{ips:9.0f} images/s", flush=True)
+                for lib in libs:
+                    if lib == "dali" and where not in ("local", "s3"):
+                        continue  # (DALI reads neither fsspec's memory nor http)
+                    ips = run(root, a.batch_size, a.threads, a.epochs, decode, lib)
+                    rows.append({"library": lib, "source": where, "decode": decode,
+                                 "images_per_s": ips})
+                    print(f"{lib:7s} {where:7s} "
+                          f"{'read + decode + resize' if decode else 'read only':22s} "
+                          f"{ips:9.0f} images/s", flush=True)
     finally:
         for server in servers:
             server.terminate()
             server.wait()
         shutil.rmtree(tmp, ignore_errors=True)
-    base = {r["decode"]: r["images_per_s"] for r in rows if r["source"] == "local"}
+    base = {r["decode"]: r["images_per_s"] for r in rows
+            if r["source"] == "local" and r["library"] == "stoker"}
     lines = [f"remote.py: {len(files)} photos from {a.data}, batch {a.batch_size}, {a.threads} "
              f"threads, {a.epochs} epochs, {platform.node()}", "",
-             "| source | work | images/s | vs local |", "|---|---|---|---|"]
+             "| library | source | work | images/s | vs stoker, local |", "|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['source']} | {'read, decode, resize' if r['decode'] else 'read'} | "
+        lines.append(f"| {r['library']} | {r['source']} | "
+                     f"{'read, decode, resize' if r['decode'] else 'read'} | "
                      f"{r['images_per_s']:,.0f} | {r['images_per_s'] / base[r['decode']]:.2f}x |")
     print("\n".join(lines))
     os.makedirs(a.out, exist_ok=True)

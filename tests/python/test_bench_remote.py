@@ -26,7 +26,11 @@ def test_remote_smoke(testdata, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     (report,) = (tmp_path / "out").glob("remote-*.json")
     rows = json.loads(report.read_text())["rows"]
-    sources = {x["source"] for x in rows}
-    assert {"local", "memory"} <= sources
+    stoker_sources = {x["source"] for x in rows if x["library"] == "stoker"}
+    assert {"local", "memory"} <= stoker_sources
     assert all(x["images_per_s"] > 0 for x in rows)
-    assert len(rows) == 2 * len(sources)  # read only, and read + decode + resize
+    # Read only, and read + decode + resize, for each source; DALI's rows where it reads it.
+    for source in stoker_sources:
+        assert sorted(x["decode"] for x in rows
+                      if x["source"] == source and x["library"] == "stoker") == [False, True]
+    assert {x["source"] for x in rows if x["library"] == "dali"} <= {"local", "s3"}

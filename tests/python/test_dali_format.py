@@ -46,6 +46,15 @@ def run_fed(pipe, feeds, iterations=1):
     return out
 
 
+def dali_batches(serialized, feeds, iterations=1):
+    """DALI 2.4 running what it serialized: a file (a Path) or the bytes."""
+    import nvidia.dali as nd
+    pipe = (nd.Pipeline.deserialize(filename=str(serialized))
+            if isinstance(serialized, pathlib.Path) else nd.Pipeline.deserialize(serialized))
+    pipe.build()
+    return run_fed(pipe, feeds, iterations)
+
+
 def assert_equal(got, want, exact=True, atol=0):
     assert len(got) == len(want)
     for it, (g, w) in enumerate(zip(got, want)):
@@ -94,10 +103,7 @@ def test_an_image_pipeline_runs_as_in_dali(dali, photos, tmp_path):
     ours.build()
     assert_equal(got, run_fed(ours, feeds, 2))
     # DALI running its own file: decoding and resampling differ by rounding only.
-    import nvidia.dali as nd
-    dpipe = nd.Pipeline.deserialize(filename=str(path))
-    dpipe.build()
-    want = run_fed(dpipe, feeds, 2)
+    want = dali_batches(path, feeds, 2)
     for g, w in zip(got, want):
         assert [s.tolist() for s in g[2]] == [s.tolist() for s in w[2]]  # shapes: exact
         for o in (0, 1):
@@ -124,10 +130,7 @@ def test_a_gpu_model_dali_runs_as_in_dali(dali, photos, tmp_path, batch_size):
     ours = make_pipeline.build(batch_size, "gpu")
     ours.build()
     assert_equal(got, run_fed(ours, feeds, 2))
-    import nvidia.dali as nd
-    dpipe = nd.Pipeline.deserialize(filename=str(path))
-    dpipe.build()
-    want = run_fed(dpipe, feeds, 2)
+    want = dali_batches(path, feeds, 2)
     for g, w in zip(got, want):
         for x, y in zip(g[0], w[0]):
             assert x.shape == y.shape == (3, 224, 224) and x.dtype == y.dtype
@@ -159,10 +162,7 @@ def test_arithmetic_of_every_kind_matches_dali(dali):
     ints = [rng.integers(1, 9, n).astype(np.int32) for n in (4, 1, 7)]
     feeds = {"x": [xs], "i": [ints]}
     got = run_fed(Pipeline.deserialize(data), feeds)
-    import nvidia.dali as nd
-    dpipe = nd.Pipeline.deserialize(data)
-    dpipe.build()
-    assert_equal(got, run_fed(dpipe, feeds), exact=False, atol=1e-6)
+    assert_equal(got, dali_batches(data, feeds), exact=False, atol=1e-6)
 
 
 def test_a_reader_conditionals_and_subscripts_match_dali(dali, testdata):
@@ -186,10 +186,7 @@ def test_a_reader_conditionals_and_subscripts_match_dali(dali, testdata):
     loaded = Pipeline.deserialize(data)
     assert loaded.prefetch_queue_depth == 3
     got = run_fed(loaded, {}, 3)
-    import nvidia.dali as nd
-    dpipe = nd.Pipeline.deserialize(data)
-    dpipe.build()
-    want = run_fed(dpipe, {}, 3)
+    want = dali_batches(data, {}, 3)
     for g, w in zip(got, want):
         for o in (0, 1, 2, 4):
             assert [s.tolist() for s in g[o]] == [s.tolist() for s in w[o]], o
