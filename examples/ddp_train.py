@@ -88,7 +88,9 @@ def build_pipeline(api: dict, args, rank: int, world: int, local_rank: int, file
     @api["pipeline_def"](batch_size=args.batch_size, num_threads=args.threads,
                          device_id=local_rank if gpu else None, seed=args.seed + rank,
                          prefetch_queue_depth=2, enable_checkpointing=args.check,
-                         **({"checkpoint": checkpoint} if checkpoint is not None else {}))
+                         **({"checkpoint": checkpoint} if checkpoint is not None else {}),
+                         **({} if args.set_affinity == "default"
+                            else {"set_affinity": args.set_affinity == "true"}))
     def pipe():
         jpegs, ids = fn.readers.file(file_root=str(args.data), file_list=str(file_list),
                                      shard_id=rank, num_shards=world, random_shuffle=True,
@@ -146,7 +148,10 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--workdir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "ddp_train")
     ap.add_argument("--profile", action="store_true",
-                    help="rank 0 prints its pipeline's profile_report() at the end (stoker)")
+                    help="every rank prints its pipeline's profile_report() at the end (stoker)")
+    ap.add_argument("--set-affinity", choices=["default", "true", "false"], default="default",
+                    help="the pipeline's set_affinity (stoker's default pins each rank's "
+                         "threads to its own share of the cores; DALI's does not pin)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     if args.api == "synthetic" and args.check:
@@ -201,8 +206,10 @@ def main(argv=None) -> int:
         report["images_per_s_per_gpu"] = round(sum(r["images_per_s"] for r in everyone) / world, 1)
         report["images_per_s"] = round(sum(r["images_per_s"] for r in everyone), 1)
         report["cores_per_gpu"] = round(sum(r["cores_busy"] for r in everyone) / world, 2)
-    if rank == 0 and args.profile and hasattr(pipe, "profile_report"):
-        print(pipe.profile_report(), file=sys.stderr, flush=True)
+    if args.profile and hasattr(pipe, "profile_report"):
+        text = "".join(f"[rank {rank}] {line}\n" for line in pipe.profile_report().splitlines())
+        sys.stderr.write(text)
+        sys.stderr.flush()
     if rank == 0:
         line = json.dumps(report)
         print(line, flush=True)

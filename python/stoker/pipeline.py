@@ -13,6 +13,7 @@ import weakref
 import numpy as np
 
 from . import _C
+from . import _affinity
 from . import types as _types
 from ._conditionals import do_not_convert  # noqa: F401 (DALI's nvidia.dali.pipeline.do_not_convert)
 
@@ -263,14 +264,21 @@ class Pipeline:
 
     Accepted for DALI's sake and ignored, since stoker has one executor whose behaviour they
     would not change: ``exec_dynamic``, ``experimental_exec_dynamic``, ``stream_policy``,
-    ``concurrency``, ``bytes_per_sample``, ``set_affinity``, ``max_streams``,
+    ``concurrency``, ``bytes_per_sample``, ``max_streams``,
     ``default_cuda_stream_priority`` and ``enable_memory_stats`` (``memory_stats()`` always
     works). NumPy integers are taken wherever an int is.
+
+    ``set_affinity``: where this process is one of several on the host (torchrun's
+    ``LOCAL_WORLD_SIZE``, or Open MPI's), the pipeline's threads keep to this process's share
+    of the cores: the cores it may use, split into equal contiguous parts by local rank. None
+    (the default) does so for pipelines with a GPU; True for CPU-only pipelines too; False
+    never. (DALI's True keeps the threads to the cores near the GPU, and its default is False;
+    stoker pins by default because ranks whose threads share cores feed their GPUs unevenly.)
     """
 
     def __init__(self, batch_size=-1, num_threads=-1, device_id=-1, seed=-1,
                  exec_pipelined=True, prefetch_queue_depth=2, exec_async=True,
-                 bytes_per_sample=0, set_affinity=False, max_streams=-1,
+                 bytes_per_sample=0, set_affinity=None, max_streams=-1,
                  default_cuda_stream_priority=0, enable_memory_stats=False, py_num_workers=1,
                  py_start_method="fork", output_dtype=None, output_ndim=None,
                  enable_checkpointing=False, checkpoint=None, max_batch_size=None,
@@ -295,6 +303,11 @@ class Pipeline:
                                                 _INT32_MAX)
         self._exec_async = bool(exec_async)
         self._exec_pipelined = bool(exec_pipelined)
+        if set_affinity is not None and not isinstance(set_affinity, (bool, int)):
+            raise TypeError(f"Pipeline: set_affinity must be True, False or None (pin when "
+                            f"this process is one of several on the host), got "
+                            f"{set_affinity!r}.")
+        self._set_affinity = None if set_affinity is None else bool(set_affinity)
         self._py_num_workers = _check_int("py_num_workers", py_num_workers, 0, _INT32_MAX)
         if py_start_method not in ("fork", "spawn"):
             raise ValueError(f"Pipeline: py_start_method must be 'fork' or 'spawn', got "
@@ -482,7 +495,8 @@ class Pipeline:
             device_id=-1 if self._device_id is None else self._device_id, seed=self._seed,
             prefetch_queue_depth=self._prefetch_queue_depth, exec_async=self._exec_async,
             exec_pipelined=self._exec_pipelined,
-            enable_checkpointing=self._enable_checkpointing)
+            enable_checkpointing=self._enable_checkpointing,
+            cpu_affinity=_affinity.pipeline_cores(self._set_affinity, self._device_id))
         if self._checkpoint is not None:
             self._restore(executor, self._checkpoint)
         for es in self._external_sources:

@@ -1,12 +1,23 @@
 #include "core/thread_pool.h"
 
 #include <cxxabi.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include "core/error.h"
 
 namespace stoker {
 
-ThreadPool::ThreadPool(int num_threads) {
+bool pin_this_thread(const std::vector<int>& cpus) {
+  if (cpus.empty()) return true;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus)
+    if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+}
+
+ThreadPool::ThreadPool(int num_threads, std::vector<int> cpus) : cpus_(std::move(cpus)) {
   if (num_threads < 1)
     fail(ErrorKind::kInvalidArgument,
          "num_threads must be at least 1, got " + std::to_string(num_threads));
@@ -36,6 +47,7 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int)>
 }
 
 void ThreadPool::worker_main(int id) {
+  pin_this_thread(cpus_);
   std::unique_lock<std::mutex> lk(mu_);
   for (;;) {
     work_cv_.wait(lk, [this] { return stop_ || !jobs_.empty(); });

@@ -11,9 +11,15 @@
 
 namespace stoker {
 
+// Keeps the calling thread to the given CPU cores (none: leaves it as it is). Returns false
+// where the system refuses (a core outside the process's cgroup, say); the thread then runs
+// where it did.
+bool pin_this_thread(const std::vector<int>& cpus);
+
 class ThreadPool {
  public:
-  explicit ThreadPool(int num_threads);
+  // `cpus`: the cores the workers keep to (empty: wherever the system runs them).
+  explicit ThreadPool(int num_threads, std::vector<int> cpus = {});
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -42,6 +48,7 @@ class ThreadPool {
   };
 
   std::vector<std::thread> workers_;
+  std::vector<int> cpus_;
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;
   std::deque<Job*> jobs_;  // jobs with indices left to hand out

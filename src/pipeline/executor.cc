@@ -26,7 +26,7 @@ Executor::Executor(ExecutorParams params, std::vector<GraphOp> graph, std::vecto
   }
   host_pool_ = std::make_shared<MemoryPool>(host_resource(), "host");
   host_pool_->set_cap(default_host_memory_cap());
-  thread_pool_ = std::make_unique<ThreadPool>(params_.num_threads);
+  thread_pool_ = std::make_unique<ThreadPool>(params_.num_threads, params_.cpu_affinity);
   bool has_gpu_stage = false;
   for (const GraphOp& g : graph_) has_gpu_stage |= g.spec.backend != Backend::kCPU;
   if (has_gpu_stage) {
@@ -502,6 +502,7 @@ void Executor::start_locked() {
           e->cv_.notify_all();
         }
       } done{this};
+      pin_this_thread(params_.cpu_affinity);
       stage_main(s);
     });
   }

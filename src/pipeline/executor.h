@@ -61,6 +61,9 @@ struct ExecutorParams {
   bool exec_async = true;
   bool exec_pipelined = true;
   bool enable_checkpointing = false;
+  // The cores the pipeline's threads (workers and stages) keep to; empty: no pinning
+  // (Pipeline(set_affinity=...) chooses them).
+  std::vector<int> cpu_affinity;
 };
 
 // Where the time goes (Pipeline.profile()): per operator, and per stage.

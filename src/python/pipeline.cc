@@ -147,7 +147,8 @@ void bind_pipeline(py::module_& m) {
   py::class_<Executor, ExecutorHolder>(m, "Executor")
       .def(py::init([](py::list ops, py::list outputs, int batch_size, int num_threads,
                        int device_id, int64_t seed, int prefetch_queue_depth, bool exec_async,
-                       bool exec_pipelined, bool enable_checkpointing) {
+                       bool exec_pipelined, bool enable_checkpointing,
+                       std::vector<int> cpu_affinity) {
              ExecutorParams p;
              p.batch_size = batch_size;
              p.num_threads = num_threads;
@@ -157,6 +158,7 @@ void bind_pipeline(py::module_& m) {
              p.exec_async = exec_async;
              p.exec_pipelined = exec_pipelined;
              p.enable_checkpointing = enable_checkpointing;
+             p.cpu_affinity = std::move(cpu_affinity);
              std::vector<OpRecord> records;
              for (py::handle h : ops) records.push_back(make_record(h.cast<py::dict>()));
              std::vector<GraphOp> graph = make_graph(records, p.seed);
@@ -168,7 +170,8 @@ void bind_pipeline(py::module_& m) {
            py::arg("ops"), py::arg("outputs"), py::arg("batch_size"), py::arg("num_threads"),
            py::arg("device_id"), py::arg("seed"), py::arg("prefetch_queue_depth"),
            py::arg("exec_async"), py::arg("exec_pipelined"),
-           py::arg("enable_checkpointing") = false)
+           py::arg("enable_checkpointing") = false,
+           py::arg("cpu_affinity") = std::vector<int>{})
       .def("run", [](Executor& e, std::optional<double> timeout) -> py::object {
         // Wait in short slices so that Ctrl-C reaches Python within a fraction of a second.
         using clock = std::chrono::steady_clock;
