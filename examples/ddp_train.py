@@ -152,6 +152,9 @@ def main(argv=None) -> int:
     ap.add_argument("--set-affinity", choices=["default", "true", "false"], default="default",
                     help="the pipeline's set_affinity (stoker's default pins each rank's "
                          "threads to its own share of the cores; DALI's does not pin)")
+    ap.add_argument("--trace", type=Path,
+                    help="each rank writes a torch.profiler Chrome trace of 10 steps after the "
+                         "warm-up: TRACE with .rankN before its suffix")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     if args.api == "synthetic" and args.check:
@@ -274,6 +277,8 @@ def measure(args, torch, it, step, class_of, gpu) -> dict:
         if step is not None:
             loss = step(images, class_of[ids % class_of.numel()])
     sync()
+    if args.trace:
+        trace_steps(args, torch, feed, step, class_of, sync)
     t0, c0 = time.perf_counter(), cpu_seconds()
     seen = 0
     for _ in range(args.steps):
@@ -287,6 +292,22 @@ def measure(args, torch, it, step, class_of, gpu) -> dict:
     wall, cpu = time.perf_counter() - t0, cpu_seconds() - c0
     return dict(images_per_s=round(seen / wall, 1), cores_busy=round(cpu / wall, 2),
                 seconds=round(wall, 3), images=seen, loss=loss)
+
+
+def trace_steps(args, torch, feed, step, class_of, sync, steps=10):
+    """Every rank records `steps` steps with torch.profiler (each CUDA stream of its process: the
+    training's, NCCL's and the loader's) into a Chrome trace, args.trace with the rank before
+    its suffix (trace.rank1.json). Before the timed steps, so that the figures leave it out."""
+    from torch.profiler import ProfilerActivity, profile
+    rank = int(os.environ.get("RANK", 0))
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            images, ids = next(feed)
+            if step is not None:
+                step(images, class_of[ids % class_of.numel()])
+        sync()
+    prof.export_chrome_trace(str(args.trace.with_name(
+        f"{args.trace.stem}.rank{rank}{args.trace.suffix}")))
 
 
 def check(args, api, it, rank, world, local_rank, file_list, steps_per_epoch) -> dict:
