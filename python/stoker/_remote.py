@@ -34,7 +34,8 @@ def _full(fs, name):
 
 
 class FsspecFiles:
-    """readers/remote.h's RemoteFiles: list(url) and read(urls)."""
+    """readers/remote.h's RemoteFiles: list(url), read(urls), size(url), read_range(url, offset,
+    n)."""
 
     def list(self, url):
         fs, path = _fs(url)
@@ -89,6 +90,27 @@ class FsspecFiles:
                 else:
                     out[k] = OSError(f"cannot read '{url}': {type(v).__name__}: {v}")
         return out
+
+
+    def size(self, url):
+        fs, path = _fs(url)
+        try:
+            if fs.isdir(path):
+                raise IsADirectoryError(f"'{url}' is a folder, not a file")
+            return int(fs.size(path))
+        except FileNotFoundError:
+            raise FileNotFoundError(f"file '{url}' does not exist") from None
+
+    def read_range(self, url, offset, n):
+        """Up to n bytes of the file from offset (fewer only at its end)."""
+        fs, path = _fs(url)
+        try:
+            return bytes(fs.cat_file(path, start=offset, end=offset + n))
+        except FileNotFoundError:
+            raise FileNotFoundError(f"file '{url}' does not exist") from None
+        except Exception as e:  # noqa: BLE001 (named with the file and the range)
+            raise OSError(f"cannot read '{url}' at offset {offset} ({n} bytes): "
+                          f"{type(e).__name__}: {e}") from None
 
 
 def install():

@@ -11,6 +11,7 @@ namespace {
 ErrorKind kind_of_exception(const py::handle& e) {
   if (PyErr_GivenExceptionMatches(e.ptr(), PyExc_FileNotFoundError)) return ErrorKind::kNotFound;
   if (PyErr_GivenExceptionMatches(e.ptr(), PyExc_NotADirectoryError)) return ErrorKind::kInvalidArgument;
+  if (PyErr_GivenExceptionMatches(e.ptr(), PyExc_IsADirectoryError)) return ErrorKind::kInvalidArgument;
   if (PyErr_GivenExceptionMatches(e.ptr(), PyExc_ImportError)) return ErrorKind::kUnsupported;
   return ErrorKind::kIO;
 }
@@ -58,6 +59,28 @@ class PyRemoteFiles final : public readers::RemoteFiles {
     }
   }
 
+  int64_t size(const std::string& url) override {
+    py::gil_scoped_acquire gil;
+    try {
+      return impl().attr("size")(url).cast<int64_t>();
+    } catch (py::error_already_set& e) {
+      throw Error(kind_of_exception(e.type()), std::string(py::str(e.value())));
+    }
+  }
+
+  std::string read_range(const std::string& url, int64_t offset, int64_t n) override {
+    py::gil_scoped_acquire gil;
+    try {
+      py::object r = impl().attr("read_range")(url, offset, n);
+      char* data = nullptr;
+      Py_ssize_t k = 0;
+      if (PyBytes_AsStringAndSize(r.ptr(), &data, &k) != 0) throw py::error_already_set();
+      return std::string(data, static_cast<size_t>(k));
+    } catch (py::error_already_set& e) {
+      throw Error(kind_of_exception(e.type()), std::string(py::str(e.value())));
+    }
+  }
+
  private:
   py::handle impl() const { return py::handle(impl_.get()); }
   std::shared_ptr<PyObject> impl_;
@@ -70,7 +93,8 @@ void bind_remote(py::module_& m) {
     readers::set_remote_files(impl.is_none() ? nullptr : std::make_shared<PyRemoteFiles>(impl));
   }, py::arg("impl"),
      "Installs the file system the readers read URLs through: an object with list(url) -> "
-     "[(url, is_dir)] and read(urls) -> [bytes or exception]; None removes it.");
+     "[(url, is_dir)], read(urls) -> [bytes or exception], size(url) -> int and "
+     "read_range(url, offset, n) -> bytes; None removes it.");
 }
 
 }  // namespace stoker::python

@@ -350,7 +350,7 @@ std::vector<FileEntry> build_file_list(const FileListOptions& o) {
 }
 
 int64_t file_size(const std::string& path) {
-  if (is_url(path)) return static_cast<int64_t>(read_remote(path).size());
+  if (is_url(path)) return remote_files(path)->size(path);
   int64_t size = 0;
   Fd f{open_regular(path, &size)};
   return size;

@@ -7,12 +7,39 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "core/error.h"
+#include "readers/remote.h"
 
 namespace stoker::readers {
 
+std::optional<std::string> read_text_file(const std::string& path) {
+  if (is_url(path)) {
+    try {
+      return read_remote(path);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kNotFound) return std::nullopt;
+      throw;
+    }
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (!in || !(text << in.rdbuf()) || in.bad())
+    fail(ErrorKind::kIO, "cannot read '" + path + "'");
+  return text.str();
+}
+
 RandomAccessFile::RandomAccessFile(const std::string& path) : path_(path) {
+  if (is_url(path)) {
+    remote_ = remote_files(path);
+    size_ = remote_->size(path);
+    return;
+  }
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) {
     int err = errno;
@@ -37,7 +64,47 @@ RandomAccessFile::~RandomAccessFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+size_t RandomAccessFile::read_remote_some(int64_t offset, uint8_t* dst, size_t n) const {
+  if (offset >= size_) return 0;
+  n = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(n), size_ - offset));
+  if (static_cast<int64_t>(n) >= kRemoteBlock / 4) {
+    const std::string got = remote_->read_range(path_, offset, static_cast<int64_t>(n));
+    const size_t k = std::min(n, got.size());
+    std::memcpy(dst, got.data(), k);
+    return k;
+  }
+  size_t done = 0;
+  while (done < n) {
+    const int64_t at = offset + static_cast<int64_t>(done);
+    const int64_t start = at - at % kRemoteBlock;
+    std::shared_ptr<const std::string> block;
+    {
+      std::lock_guard<std::mutex> g(blocks_mu_);
+      for (auto it = blocks_.begin(); it != blocks_.end(); ++it)
+        if (it->first == start) {
+          block = it->second;
+          blocks_.splice(blocks_.begin(), blocks_, it);
+          break;
+        }
+    }
+    if (!block) {  // fetched without the lock: other threads read other blocks meanwhile
+      block = std::make_shared<const std::string>(
+          remote_->read_range(path_, start, std::min(kRemoteBlock, size_ - start)));
+      std::lock_guard<std::mutex> g(blocks_mu_);
+      blocks_.emplace_front(start, block);
+      while (blocks_.size() > kRemoteBlocks) blocks_.pop_back();
+    }
+    const auto in_block = static_cast<size_t>(at - start);
+    if (in_block >= block->size()) break;  // the file ended early (it shrank)
+    const size_t k = std::min(n - done, block->size() - in_block);
+    std::memcpy(dst + done, block->data() + in_block, k);
+    done += k;
+  }
+  return done;
+}
+
 size_t RandomAccessFile::read_some(int64_t offset, void* dst, size_t n) const {
+  if (remote_) return read_remote_some(offset, static_cast<uint8_t*>(dst), n);
   size_t done = 0;
   auto* out = static_cast<uint8_t*>(dst);
   while (done < n) {
@@ -61,7 +128,7 @@ void RandomAccessFile::read_exact(int64_t offset, void* dst, size_t n, const cha
   size_t got = read_some(offset, dst, n);
   if (got < n) {
     struct stat st;  // the size now: the file may have shrunk since it was opened
-    const int64_t now = ::fstat(fd_, &st) == 0 ? static_cast<int64_t>(st.st_size) : size_;
+    const int64_t now = fd_ >= 0 && ::fstat(fd_, &st) == 0 ? static_cast<int64_t>(st.st_size) : size_;
     fail(ErrorKind::kDecode, "'" + path_ + "' is truncated: the " + what + " at offset " +
                                  std::to_string(offset) + " needs " + std::to_string(n) +
                                  " bytes, but the file ends after " + std::to_string(got) +

@@ -1,17 +1,37 @@
 // A file read at offsets (pread), shared by the threads of a reader: the record formats
 // (TFRecord, RecordIO, tar, NumPy) read a record or a slice at a known offset, never the whole
 // file, and every short read is reported with the file and the offset.
+//
+// A URL (readers/remote.h: s3://, gs://, https://...) is read in ranges through the installed
+// remote file system. Reads of at least kRemoteBlock / 4 bytes (a JPEG, an array) fetch just
+// their range; smaller ones (record and tar headers, NumPy headers: scanning a file reads
+// thousands) are served from aligned blocks of kRemoteBlock bytes fetched whole, the last
+// kRemoteBlocks of them kept per file, so that a scan makes one request per block rather than
+// one per header.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 
 namespace stoker::readers {
 
+class RemoteFiles;
+
+// The whole of a small text file (an index, a file list), a local path or a URL; nullopt when
+// it does not exist. Error(kIO) when it cannot be read.
+std::optional<std::string> read_text_file(const std::string& path);
+
 class RandomAccessFile {
  public:
-  // Opens `path` for reading. kNotFound when it does not exist, kIO for other failures,
-  // kInvalidArgument when it is not a regular file.
+  static constexpr int64_t kRemoteBlock = int64_t{1} << 20;
+  static constexpr size_t kRemoteBlocks = 4;
+
+  // Opens `path` (or a URL) for reading. kNotFound when it does not exist, kIO for other
+  // failures, kInvalidArgument when it is not a regular file.
   explicit RandomAccessFile(const std::string& path);
   ~RandomAccessFile();
   RandomAccessFile(const RandomAccessFile&) = delete;
@@ -28,9 +48,15 @@ class RandomAccessFile {
   size_t read_some(int64_t offset, void* dst, size_t n) const;
 
  private:
+  size_t read_remote_some(int64_t offset, uint8_t* dst, size_t n) const;
+
   std::string path_;
   int fd_ = -1;
   int64_t size_ = 0;
+  // A URL's file system and its cached blocks (offset, bytes), the most recent first.
+  std::shared_ptr<RemoteFiles> remote_;
+  mutable std::mutex blocks_mu_;
+  mutable std::list<std::pair<int64_t, std::shared_ptr<const std::string>>> blocks_;
 };
 
 }  // namespace stoker::readers

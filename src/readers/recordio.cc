@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "core/error.h"
+#include "readers/random_access_file.h"
 
 namespace stoker::readers::recordio {
 namespace {
@@ -88,11 +87,9 @@ std::vector<RecordRef> scan_records(const RandomAccessFile& f) {
 
 std::vector<RecordRef> read_index(const std::string& index_path, const std::string& data_path,
                                   int64_t data_file_size) {
-  std::error_code ec;
-  if (!std::filesystem::exists(index_path, ec))
-    fail(ErrorKind::kNotFound, "index file '" + index_path + "' does not exist");
-  std::ifstream in(index_path);
-  if (!in) fail(ErrorKind::kIO, "cannot open index file '" + index_path + "'");
+  const std::optional<std::string> text = read_text_file(index_path);
+  if (!text) fail(ErrorKind::kNotFound, "index file '" + index_path + "' does not exist");
+  std::istringstream in(*text);
   std::vector<int64_t> offsets;
   std::string line;
   for (int64_t n = 1; std::getline(in, line); ++n) {

@@ -1,5 +1,6 @@
 #include "readers/remote.h"
 
+#include <algorithm>
 #include <cctype>
 #include <mutex>
 
@@ -44,6 +45,22 @@ std::string read_remote(const std::string& url) {
   if (r.size() != 1) fail(ErrorKind::kInternal, "the remote file system returned no result for '" + url + "'");
   if (!r[0].ok) fail(r[0].error, r[0].message);
   return std::move(r[0].data);
+}
+
+int64_t RemoteFiles::size(const std::string& url) {
+  std::vector<RemoteRead> r = read({url});
+  if (r.size() != 1) fail(ErrorKind::kInternal, "the remote file system returned no result for '" + url + "'");
+  if (!r[0].ok) fail(r[0].error, r[0].message);
+  return static_cast<int64_t>(r[0].data.size());
+}
+
+std::string RemoteFiles::read_range(const std::string& url, int64_t offset, int64_t n) {
+  std::vector<RemoteRead> r = read({url});
+  if (r.size() != 1) fail(ErrorKind::kInternal, "the remote file system returned no result for '" + url + "'");
+  if (!r[0].ok) fail(r[0].error, r[0].message);
+  const auto size = static_cast<int64_t>(r[0].data.size());
+  if (offset >= size) return {};
+  return r[0].data.substr(static_cast<size_t>(offset), static_cast<size_t>(std::min(n, size - offset)));
 }
 
 std::string url_name(const std::string& url) {

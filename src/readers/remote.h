@@ -8,6 +8,7 @@
 // in flight at once: one network round trip per batch rather than per file, on top of the
 // pipeline's own read-ahead of prefetch_queue_depth batches.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,12 @@ class RemoteFiles {
   virtual std::vector<RemoteEntry> list(const std::string& url) = 0;
   // The files' bytes, in the order of `urls`, fetched together.
   virtual std::vector<RemoteRead> read(const std::vector<std::string>& urls) = 0;
+  // For the record formats (TFRecord, RecordIO, tar, NumPy), which read parts of a file
+  // (RandomAccessFile): the file's size, and up to `n` bytes from `offset` (fewer only at the
+  // end). Both throw Error(kNotFound) / Error(kIO). These defaults read the whole file; a file
+  // system that can ask for a size or a range alone (fsspec's) overrides them.
+  virtual int64_t size(const std::string& url);
+  virtual std::string read_range(const std::string& url, int64_t offset, int64_t n);
 };
 
 // "scheme://..." with a scheme of letters, digits, '+', '-', '.' (RFC 3986), two or more long

@@ -6,12 +6,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <string_view>
 #include <sstream>
 
 #include "core/error.h"
+#include "readers/random_access_file.h"
 #include "readers/protobuf_wire.h"
 
 #if defined(__x86_64__)
@@ -199,13 +198,12 @@ std::vector<RecordRef> scan_records(const RandomAccessFile& file) {
 
 std::vector<RecordRef> read_index(const std::string& index_path, const std::string& data_path,
                                   int64_t data_file_size) {
-  std::error_code ec;
-  if (!std::filesystem::exists(index_path, ec))
+  const std::optional<std::string> text = read_text_file(index_path);
+  if (!text)
     fail(ErrorKind::kNotFound, "index file '" + index_path + "' does not exist; make it with "
                                  "'python -m stoker.tfrecord index " + data_path + " " +
                                  index_path + "'");
-  std::ifstream in(index_path);
-  if (!in) fail(ErrorKind::kIO, "cannot open index file '" + index_path + "'");
+  std::istringstream in(*text);
   std::vector<RecordRef> out;
   std::string line;
   for (int64_t n = 1; std::getline(in, line); ++n) {

@@ -1,11 +1,10 @@
 #include "readers/webdataset.h"
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "core/error.h"
+#include "readers/random_access_file.h"
 
 namespace stoker::readers::webdataset {
 
@@ -36,12 +35,11 @@ std::vector<Sample> samples_from_entries(const std::vector<tar::Entry>& entries)
 
 std::vector<Sample> read_index(const std::string& index_path, const std::string& tar_path,
                                int64_t tar_size) {
-  std::error_code ec;
-  if (!std::filesystem::exists(index_path, ec))
+  const std::optional<std::string> text = read_text_file(index_path);
+  if (!text)
     fail(ErrorKind::kNotFound, "index file '" + index_path + "' does not exist (leave index_paths "
                                "out to list the tar files instead)");
-  std::ifstream in(index_path);
-  if (!in) fail(ErrorKind::kIO, "cannot open index file '" + index_path + "'");
+  std::istringstream in(*text);
   auto bad = [&](int64_t line, const std::string& why) {
     fail(ErrorKind::kInvalidArgument,
          "index file '" + index_path + "' line " + std::to_string(line) + ": " + why);

@@ -4,15 +4,16 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <unordered_map>
 
 #include "ops/io/reader_base.h"
 #include "readers/file_list.h"
 #include "readers/npy.h"
 #include "readers/random_access_file.h"
+#include "readers/remote.h"
 
 namespace stoker {
 namespace {
@@ -25,8 +26,34 @@ enum class OutOfBounds { kError, kPad, kTrim };
 const char* const kRoiArgs[] = {"roi_start", "rel_roi_start", "roi_end", "rel_roi_end",
                                 "roi_shape", "rel_roi_shape"};
 
-std::vector<std::string> list_root(const OpSpec& spec, const std::string& root,
-                                   const std::string& filter) {
+bool matches(const std::string& filter, const std::string& rel) {
+  const size_t slash = rel.rfind('/');
+  const std::string name = slash == std::string::npos ? rel : rel.substr(slash + 1);
+  return fnmatch(filter.c_str(), rel.c_str(), 0) == 0 || fnmatch(filter.c_str(), name.c_str(), 0) == 0;
+}
+
+// A URL's files, in it and its sub-folders, relative to it.
+std::vector<std::string> list_remote(const std::string& root) {
+  std::string base = root;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  std::vector<std::string> rel, folders{base};
+  auto files = readers::remote_files(root);
+  while (!folders.empty()) {
+    const std::string dir = folders.back();
+    folders.pop_back();
+    for (const readers::RemoteEntry& e : files->list(dir)) {
+      if (e.is_dir) {
+        folders.push_back(e.url);
+      } else if (e.url.size() > base.size() + 1 && e.url.compare(0, base.size() + 1, base + "/") == 0) {
+        rel.push_back(e.url.substr(base.size() + 1));
+      }
+    }
+  }
+  return rel;
+}
+
+std::vector<std::string> list_local(const OpSpec& spec, const std::string& root,
+                                    const std::string& filter) {
   std::error_code ec;
   auto st = fs::status(root, ec);
   if (st.type() == fs::file_type::not_found)
@@ -40,9 +67,26 @@ std::vector<std::string> list_root(const OpSpec& spec, const std::string& root,
     std::error_code ec2;
     if (!it->is_regular_file(ec2)) continue;
     std::string r = it->path().lexically_relative(root).generic_string();
-    if (fnmatch(filter.c_str(), r.c_str(), 0) == 0 ||
-        fnmatch(filter.c_str(), it->path().filename().c_str(), 0) == 0)
-      rel.push_back(r);
+    if (matches(filter, r)) rel.push_back(r);
+  }
+  return rel;
+}
+
+std::vector<std::string> list_root(const OpSpec& spec, const std::string& root,
+                                   const std::string& filter) {
+  std::vector<std::string> rel;
+  if (readers::is_url(root)) {
+    try {
+      for (std::string& r : list_remote(root))
+        if (matches(filter, r)) rel.push_back(std::move(r));
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kNotFound)
+        fail(ErrorKind::kNotFound, spec.display_name() + ": file_root '" + root + "' does not exist");
+      if (e.kind() == ErrorKind::kInvalidArgument) spec.arg_error("file_root", "'" + root + "' is not a directory");
+      throw e.with_context(spec.display_name());
+    }
+  } else {
+    rel = list_local(spec, root, filter);
   }
   std::sort(rel.begin(), rel.end());
   std::vector<std::string> out;
@@ -55,12 +99,18 @@ std::vector<std::string> list_root(const OpSpec& spec, const std::string& root,
 
 std::vector<std::string> read_list(const OpSpec& spec, const std::string& list,
                                    const std::optional<std::string>& root) {
-  std::error_code ec;
-  if (!fs::exists(list, ec))
+  std::optional<std::string> text;
+  try {
+    text = readers::read_text_file(list);
+  } catch (const Error& e) {
+    throw e.with_context(spec.display_name());
+  }
+  if (!text)
     fail(ErrorKind::kNotFound, spec.display_name() + ": file_list '" + list + "' does not exist");
-  std::ifstream in(list);
-  if (!in) fail(ErrorKind::kIO, spec.display_name() + ": cannot open file_list '" + list + "'");
-  std::string base = root ? *root : fs::path(list).parent_path().string();
+  std::istringstream in(*text);
+  std::string base = root ? *root
+                          : readers::is_url(list) ? list.substr(0, list.rfind('/'))
+                                                  : fs::path(list).parent_path().string();
   std::vector<std::string> out;
   std::string line;
   while (std::getline(in, line)) {
