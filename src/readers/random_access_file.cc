@@ -67,7 +67,17 @@ RandomAccessFile::~RandomAccessFile() {
 size_t RandomAccessFile::read_remote_some(int64_t offset, uint8_t* dst, size_t n) const {
   if (offset >= size_) return 0;
   n = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(n), size_ - offset));
-  if (static_cast<int64_t>(n) >= kRemoteBlock / 4) {
+  if (static_cast<int64_t>(n) >= kSmallRead) {
+    {  // held whole by a kept block (an array in the block its header came from, say)?
+      std::lock_guard<std::mutex> g(blocks_mu_);
+      for (auto it = blocks_.begin(); it != blocks_.end(); ++it)
+        if (it->first <= offset &&
+            offset + static_cast<int64_t>(n) <= it->first + static_cast<int64_t>(it->second->size())) {
+          std::memcpy(dst, it->second->data() + (offset - it->first), n);
+          blocks_.splice(blocks_.begin(), blocks_, it);
+          return n;
+        }
+    }
     const std::string got = remote_->read_range(path_, offset, static_cast<int64_t>(n));
     const size_t k = std::min(n, got.size());
     std::memcpy(dst, got.data(), k);

@@ -3,11 +3,12 @@
 // file, and every short read is reported with the file and the offset.
 //
 // A URL (readers/remote.h: s3://, gs://, https://...) is read in ranges through the installed
-// remote file system. Reads of at least kRemoteBlock / 4 bytes (a JPEG, an array) fetch just
-// their range; smaller ones (record and tar headers, NumPy headers: scanning a file reads
-// thousands) are served from aligned blocks of kRemoteBlock bytes fetched whole, the last
-// kRemoteBlocks of them kept per file, so that a scan makes one request per block rather than
-// one per header.
+// remote file system. Reads under kSmallRead bytes (record and tar headers, NumPy headers:
+// scanning a file reads thousands) are served from aligned blocks of kRemoteBlock bytes fetched
+// whole, the last kRemoteBlocks of them kept per file, so that a scan makes one request per
+// block rather than one per header; so is any read that a kept block holds. Other reads (a
+// record, a JPEG in a tar, an array) fetch just their range: in shuffled order a block would
+// mostly carry bytes that nobody reads.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -29,6 +30,7 @@ class RandomAccessFile {
  public:
   static constexpr int64_t kRemoteBlock = int64_t{1} << 20;
   static constexpr size_t kRemoteBlocks = 4;
+  static constexpr int64_t kSmallRead = 4096;
 
   // Opens `path` (or a URL) for reading. kNotFound when it does not exist, kIO for other
   // failures, kInvalidArgument when it is not a regular file.
