@@ -1,17 +1,22 @@
 """Reading from object stores and web servers (#23): readers.file on the same photos from the
 local disk, from fsspec's in-memory file system, from a local HTTP server and from an S3 server
 (moto's), both on loopback, with and without decoding; NVIDIA DALI 2.4's readers.file beside
-stoker's where DALI reads the source too (the local disk, and S3 through its AWS SDK client). Loopback takes the network's bandwidth
+stoker's where DALI reads the source too (the local disk, and S3 through its AWS SDK client).
+`--readers file,webdataset` adds readers.webdataset on the same photos in 4 tar shards (no
+index files: each shard's headers are scanned, through 1 MiB blocks on a URL, and each JPEG is
+a ranged read of its own), shuffled. Loopback takes the network's bandwidth
 and latency out: what is left is what the remote path itself costs (fsspec, the protocol
 client, one call per batch), which is what stoker controls. Images/s after one untimed epoch,
 over whole epochs (the photo count is a whole number of batches).
 
     python bench/remote.py [--data ../shared/testdata/imagenet-sample] [--batch-size 32]
-                           [--threads N] [--epochs 2] [--out bench/results]
+                           [--threads N] [--epochs 2] [--readers file,webdataset]
+                           [--out bench/results]
 
 Needs fsspec, aiohttp (http), s3fs and moto[server] (s3); a missing one leaves its rows out.
 """
 import argparse
+import io
 import json
 import os
 import pathlib
@@ -20,6 +25,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import urllib.request
@@ -41,7 +47,24 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run(file_root, batch_size, threads, epochs, decode, lib="stoker"):
+SHARDS = 4
+
+
+def write_shards(files, where):
+    """The photos in SHARDS tar files, webdataset's layout: <key>.jpg and <key>.cls."""
+    where.mkdir(parents=True, exist_ok=True)
+    classes = sorted({f.parent.name for f in files})
+    for s in range(SHARDS):
+        with tarfile.open(where / f"shard-{s}.tar", "w", format=tarfile.GNU_FORMAT) as t:
+            for k in range(s, len(files), SHARDS):
+                for name, data in ((f"{k:06d}.jpg", files[k].read_bytes()),
+                                   (f"{k:06d}.cls", str(classes.index(files[k].parent.name)).encode())):
+                    info = tarfile.TarInfo(name)
+                    info.size = len(data)
+                    t.addfile(info, io.BytesIO(data))
+
+
+def run(root, batch_size, threads, epochs, decode, lib="stoker", reader="file"):
     if lib == "dali":
         from nvidia.dali import fn, pipeline_def
     else:
@@ -49,7 +72,12 @@ def run(file_root, batch_size, threads, epochs, decode, lib="stoker"):
 
     @pipeline_def(batch_size=batch_size, num_threads=threads, device_id=None, seed=0)
     def pipe():
-        jpegs, labels = fn.readers.file(file_root=file_root, random_shuffle=True, name="Reader")
+        if reader == "webdataset":
+            jpegs, labels = fn.readers.webdataset(
+                paths=[f"{root}/shard-{s}.tar" for s in range(SHARDS)], ext=["jpg", "cls"],
+                random_shuffle=True, name="Reader")
+        else:
+            jpegs, labels = fn.readers.file(file_root=root, random_shuffle=True, name="Reader")
         if decode:
             return fn.resize(fn.decoders.image(jpegs), size=(224, 224)), labels
         return jpegs, labels
@@ -71,6 +99,7 @@ def main():
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--readers", default="file", help="file, webdataset, or both (comma-separated)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     a = ap.parse_args()
     import fsspec
@@ -81,6 +110,9 @@ def main():
     for f in files:  # class folders as in the source
         (local / f.parent.name).mkdir(parents=True, exist_ok=True)
         shutil.copy(f, local / f.parent.name / f.name)
+    readers = a.readers.split(",")
+    if "webdataset" in readers:  # beside the class folders: every source serves both
+        write_shards(files, local / "wds")
     roots = {"local": str(local)}
     fsspec.filesystem("memory").put(str(local), "/stoker-bench", recursive=True)
     roots["memory"] = "memory://stoker-bench"
@@ -142,31 +174,36 @@ def main():
         except ImportError:
             print("no nvidia.dali: DALI's rows are left out")
             libs = ("stoker",)
-        for decode in (False, True):
-            for where, root in roots.items():
-                for lib in libs:
-                    if lib == "dali" and where not in ("local", "s3"):
-                        continue  # (DALI reads neither fsspec's memory nor http)
-                    ips = run(root, a.batch_size, a.threads, a.epochs, decode, lib)
-                    rows.append({"library": lib, "source": where, "decode": decode,
-                                 "images_per_s": ips})
-                    print(f"{lib:7s} {where:7s} "
-                          f"{'read + decode + resize' if decode else 'read only':22s} "
-                          f"{ips:9.0f} images/s", flush=True)
+        for reader in readers:
+            for decode in (False, True):
+                for where, root in roots.items():
+                    for lib in libs:
+                        if lib == "dali" and (where not in ("local", "s3") or
+                                              (reader == "webdataset" and where != "local")):
+                            continue  # (DALI reads neither fsspec's memory nor http)
+                        src = root + "/wds" if reader == "webdataset" else root
+                        ips = run(src, a.batch_size, a.threads, a.epochs, decode, lib, reader)
+                        rows.append({"library": lib, "reader": reader, "source": where,
+                                     "decode": decode, "images_per_s": ips})
+                        print(f"{lib:7s} {reader:10s} {where:7s} "
+                              f"{'read + decode + resize' if decode else 'read only':22s} "
+                              f"{ips:9.0f} images/s", flush=True)
     finally:
         for server in servers:
             server.terminate()
             server.wait()
         shutil.rmtree(tmp, ignore_errors=True)
-    base = {r["decode"]: r["images_per_s"] for r in rows
+    base = {(r["reader"], r["decode"]): r["images_per_s"] for r in rows
             if r["source"] == "local" and r["library"] == "stoker"}
     lines = [f"remote.py: {len(files)} photos from {a.data}, batch {a.batch_size}, {a.threads} "
              f"threads, {a.epochs} epochs, {platform.node()}", "",
-             "| library | source | work | images/s | vs stoker, local |", "|---|---|---|---|---|"]
+             "| library | reader | source | work | images/s | vs stoker, local |",
+             "|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['library']} | {r['source']} | "
+        lines.append(f"| {r['library']} | {r['reader']} | {r['source']} | "
                      f"{'read, decode, resize' if r['decode'] else 'read'} | "
-                     f"{r['images_per_s']:,.0f} | {r['images_per_s'] / base[r['decode']]:.2f}x |")
+                     f"{r['images_per_s']:,.0f} | "
+                     f"{r['images_per_s'] / base[(r['reader'], r['decode'])]:.2f}x |")
     print("\n".join(lines))
     os.makedirs(a.out, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")

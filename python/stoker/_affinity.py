@@ -12,7 +12,9 @@ The share: the cores this process may use (os.sched_getaffinity), split into as 
 contiguous, equal parts as there are processes on this host (LOCAL_WORLD_SIZE, which torchrun
 sets, or Open MPI's OMPI_COMM_WORLD_LOCAL_SIZE), and the part of this process's local rank.
 Linux numbers the cores of a socket together, so ranks of neighbouring numbers stay on one
-socket. DALI's set_affinity=True picks the cores NVML calls near the GPU instead; on a host of
+socket. A process that may not use every core of the machine was bound by its launcher
+(SLURM's --cpu-bind, numactl, a container's cpuset shared out per rank): its set is its share
+already, and it is left as it is. DALI's set_affinity=True picks the cores NVML calls near the GPU instead; on a host of
 one NUMA node that is every core, and it does not split them between processes.
 """
 from __future__ import annotations
@@ -50,12 +52,13 @@ def share(cores, rank: int, size: int) -> list[int]:
     return cores[start:start + base + (1 if rank < extra else 0)]
 
 
-def pipeline_cores(set_affinity, device_id, environ=None, allowed=None) -> list[int]:
+def pipeline_cores(set_affinity, device_id, environ=None, allowed=None, machine=None) -> list[int]:
     """The cores for Pipeline(set_affinity=...); [] leaves the threads to the scheduler.
 
     None (stoker's default): pins when the pipeline has a GPU and this process is one of
     several on the host (torchrun, Open MPI). True: pins whenever this process is one of several,
-    GPU or not. False: never."""
+    GPU or not. False: never. Either way, a process its launcher bound to fewer cores than the
+    machine has (`allowed` against `machine`, the machine's core count) is left alone."""
     if set_affinity is False:
         return []
     rank, size = local_rank_and_size(environ)
@@ -63,4 +66,9 @@ def pipeline_cores(set_affinity, device_id, environ=None, allowed=None) -> list[
         return []
     if allowed is None:
         allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else ()
+    allowed = sorted(allowed)
+    if machine is None:
+        machine = os.cpu_count() or len(allowed)
+    if len(allowed) < machine:
+        return []
     return share(allowed, rank, size)

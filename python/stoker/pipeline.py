@@ -270,7 +270,8 @@ class Pipeline:
 
     ``set_affinity``: where this process is one of several on the host (torchrun's
     ``LOCAL_WORLD_SIZE``, or Open MPI's), the pipeline's threads keep to this process's share
-    of the cores: the cores it may use, split into equal contiguous parts by local rank. None
+    of the cores: the cores it may use, split into equal contiguous parts by local rank (a
+    process its launcher already bound to some of the machine's cores is left as it is). None
     (the default) does so for pipelines with a GPU; True for CPU-only pipelines too; False
     never. (DALI's True keeps the threads to the cores near the GPU, and its default is False;
     stoker pins by default because ranks whose threads share cores feed their GPUs unevenly.)

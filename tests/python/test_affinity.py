@@ -44,7 +44,16 @@ def test_local_rank_and_size_from_launchers():
     (True, 0, {}, []),
 ])
 def test_pipeline_cores(set_affinity, device_id, env, expected):
-    assert _affinity.pipeline_cores(set_affinity, device_id, env, allowed=range(16)) == expected
+    assert _affinity.pipeline_cores(set_affinity, device_id, env, allowed=range(16),
+                                    machine=16) == expected
+
+
+def test_a_process_its_launcher_bound_is_left_alone():
+    # SLURM's --cpu-bind or numactl gave this rank 4 of the machine's 16 cores: splitting those
+    # again would leave the pipeline one core
+    env = {"LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "4"}
+    assert _affinity.pipeline_cores(None, 0, env, allowed=[4, 5, 6, 7], machine=16) == []
+    assert _affinity.pipeline_cores(True, 0, env, allowed=range(16), machine=16) == [4, 5, 6, 7]
 
 
 def test_set_affinity_rejects_other_values():
@@ -105,6 +114,8 @@ def test_pipeline_threads_keep_to_the_ranks_share():
     allowed = sorted(os.sched_getaffinity(0))
     if len(allowed) < 2:
         pytest.skip("needs at least 2 usable cores")
+    if len(allowed) < (os.cpu_count() or 0):
+        pytest.skip("this process was bound to some of the cores: stoker leaves it as it is")
     r = run_child(True, {"LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2"})
     assert r["shape"] == [8]
     want = cpu_list(_affinity.share(allowed, 1, 2))
