@@ -98,7 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return 0;
 }
 
-// Inputs found while writing the reader (by review, not yet by fuzzing), replayed first.
+// Inputs found while writing the reader (by review) and by fuzzing, replayed first.
 std::vector<fuzz::Regression> regressions() {
   // An arithmetic expression nested 100,000 deep: the recursive reading of it exhausted the
   // stack. dali_format.cc now stops at 100.
@@ -129,9 +129,14 @@ std::vector<fuzz::Regression> regressions() {
                                  field(4, string_arg("expression_desc",
                                                      "neg(&123456789012345678901234567890)"))) +
                     field(7, io("y"));
+  // An operator that lists no outputs (found by fuzzing, 2026-11-28): it became an operator of
+  // no outputs in the document. Now refused.
+  std::string mute = field(1, 1) + field(2, 1) + es +
+                     field(5, field(1, std::string("Cast")) + field(2, io("x"))) + field(7, io("x"));
   return {{"dali_format: an expression nested 100,000 deep", fuzz::bytes_of(nested)},
           {"dali_format: a chain of 50,000 operators listed backwards", fuzz::bytes_of(chain)},
-          {"dali_format: an input number of 30 digits", fuzz::bytes_of(big)}};
+          {"dali_format: an input number of 30 digits", fuzz::bytes_of(big)},
+          {"dali_format: an operator of no outputs", fuzz::bytes_of(mute)}};
 }
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {

@@ -271,6 +271,8 @@ class Converter {
     if (!op.inst_name().empty()) where += " '" + op.inst_name() + "'";
     if (!location.empty()) where += " (defined at " + location + ")";
     const std::string name = named ? op.inst_name() : "";
+    // Every DALI operator makes at least one tensor; one that lists none cannot be connected.
+    if (op.output_size() < 1) fail(where + " makes no outputs: the file is damaged.");
 
     json inputs = json::array(), tensor_args = json::object();
     for (const auto& in : op.input()) {
