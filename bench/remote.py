@@ -136,12 +136,24 @@ def main():
         port = free_port()
         # http.server's own listen backlog (5) drops the connections of a batch's concurrent
         # requests past the fifth, which then wait a second for TCP to retry: a server's is
-        # larger.
-        code = ("import functools, http.server, sys\n"
+        # larger. It also ignores Range requests, which every web server of data answers (the
+        # record readers read parts of files): the handler below answers them.
+        code = ("import functools, http.server, os, re, sys\n"
                 "class S(http.server.ThreadingHTTPServer):\n    request_queue_size = 1024\n"
-                "h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])\n"
-                "h.func.log_message = lambda *a: None\n"
-                "S(('127.0.0.1', int(sys.argv[2])), h).serve_forever()\n")
+                "class H(http.server.SimpleHTTPRequestHandler):\n"
+                "    def log_message(self, *a): pass\n"
+                "    def do_GET(self):\n"
+                "        m = re.fullmatch(r'bytes=(\\d+)-(\\d*)', self.headers.get('Range', ''))\n"
+                "        path = self.translate_path(self.path)\n"
+                "        if not m or not os.path.isfile(path): return super().do_GET()\n"
+                "        size = os.path.getsize(path)\n"
+                "        a = int(m[1]); b = min(int(m[2]) if m[2] else size - 1, size - 1)\n"
+                "        with open(path, 'rb') as f: f.seek(a); data = f.read(max(0, b - a + 1))\n"
+                "        self.send_response(206)\n"
+                "        self.send_header('Content-Range', f'bytes {a}-{b}/{size}')\n"
+                "        self.send_header('Content-Length', str(len(data)))\n"
+                "        self.end_headers(); self.wfile.write(data)\n"
+                "S(('127.0.0.1', int(sys.argv[2])), functools.partial(H, directory=sys.argv[1])).serve_forever()\n")
         if serve(["-c", code, str(tmp), str(port)], f"http://127.0.0.1:{port}/"):
             roots["http"] = f"http://127.0.0.1:{port}/ds"
     except ImportError:

@@ -105,12 +105,32 @@ class FsspecFiles:
         """Up to n bytes of the file from offset (fewer only at its end)."""
         fs, path = _fs(url)
         try:
-            return bytes(fs.cat_file(path, start=offset, end=offset + n))
+            data = fs.cat_file(path, start=offset, end=offset + n)
+            if len(data) > n:
+                # A web server that ignores Range requests (Python's http.server) sends the
+                # whole file, which fsspec passes on: take the range from it.
+                _warn_no_ranges(url)
+                data = data[offset:offset + n]
+            return bytes(data)
         except FileNotFoundError:
             raise FileNotFoundError(f"file '{url}' does not exist") from None
         except Exception as e:  # noqa: BLE001 (named with the file and the range)
             raise OSError(f"cannot read '{url}' at offset {offset} ({n} bytes): "
                           f"{type(e).__name__}: {e}") from None
+
+
+_warned_hosts = set()
+
+
+def _warn_no_ranges(url):
+    host = url.split("://", 1)[-1].split("/", 1)[0]
+    if host not in _warned_hosts:
+        _warned_hosts.add(host)
+        import logging
+        logging.getLogger("stoker").warning(
+            "%s ignores Range requests: each part of a file that a record reader asks for comes "
+            "with the whole file. Serve it from a server that answers ranges (S3, GCS, nginx...) "
+            "or give the readers index files.", host)
 
 
 def install():

@@ -195,3 +195,39 @@ def test_mxnet_recordio_and_index_on_urls(tmp_path, mem):
     remote = run_all(6, fn.readers.mxnet, path=url, index_path=url_idx)
     assert_same(remote, local)
     assert [bytes(remote[0][k]) for k in range(6)] == [img for _, img in records]
+
+
+def test_a_web_server_without_ranges_still_gives_the_right_bytes(tmp_path, caplog):
+    # Python's http.server answers every GET with the whole file, Range or not: the reader must
+    # still get each member's own bytes (and the user a warning naming the server)
+    pytest.importorskip("aiohttp")
+    import functools
+    import http.server
+    import io
+    import threading
+    rng = np.random.default_rng(4)
+    blobs = {f"m{k:02d}.bin": rng.integers(0, 255, 300_000, dtype=np.uint8).tobytes()
+             for k in range(8)}
+    tar = tmp_path / "w.tar"
+    with tarfile.open(tar, "w", format=tarfile.GNU_FORMAT) as t:
+        for name, data in blobs.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                             functools.partial(Quiet, directory=str(tmp_path)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/w.tar"
+        with caplog.at_level("WARNING", logger="stoker"):
+            remote = run_all(8, fn.readers.webdataset, paths=url, ext="bin")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [bytes(remote[0][k]) for k in range(8)] == list(blobs.values())
+    assert any("ignores Range requests" in r.getMessage() for r in caplog.records)
