@@ -35,7 +35,7 @@ def _full(fs, name):
 
 class FsspecFiles:
     """readers/remote.h's RemoteFiles: list(url), read(urls), size(url), read_range(url, offset,
-    n)."""
+    n), read_ranges(urls, offsets, sizes)."""
 
     def list(self, url):
         fs, path = _fs(url)
@@ -117,6 +117,39 @@ class FsspecFiles:
         except Exception as e:  # noqa: BLE001 (named with the file and the range)
             raise OSError(f"cannot read '{url}' at offset {offset} ({n} bytes): "
                           f"{type(e).__name__}: {e}") from None
+
+    def read_ranges(self, urls, offsets, sizes):
+        """Per range: its bytes, or the exception that says why it could not be read. The ranges of
+        one file system go to its cat_ranges in one call, in flight together where it can."""
+        out = [None] * len(urls)
+        groups = {}
+        for k, url in enumerate(urls):
+            try:
+                fs, path = _fs(url)
+            except ImportError as e:
+                out[k] = e
+                continue
+            groups.setdefault(id(fs), (fs, []))[1].append((k, url, path))
+        for fs, items in groups.values():
+            paths = [p for _, _, p in items]
+            starts = [offsets[k] for k, _, _ in items]
+            ends = [offsets[k] + sizes[k] for k, _, _ in items]
+            try:
+                got = fs.cat_ranges(paths, starts, ends, on_error="return")
+            except Exception as e:  # noqa: BLE001 (each range gets the error)
+                got = [e] * len(items)
+            for (k, url, _), v in zip(items, got):
+                if isinstance(v, (bytes, bytearray)):
+                    if len(v) > sizes[k]:  # a server that ignores Range requests: the whole file
+                        _warn_no_ranges(url)
+                        v = v[offsets[k]:offsets[k] + sizes[k]]
+                    out[k] = bytes(v)
+                elif isinstance(v, FileNotFoundError):
+                    out[k] = FileNotFoundError(f"file '{url}' does not exist")
+                else:
+                    out[k] = OSError(f"cannot read '{url}' at offset {offsets[k]} ({sizes[k]} bytes): "
+                                     f"{type(v).__name__}: {v}")
+        return out
 
 
 _warned_hosts = set()

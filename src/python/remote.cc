@@ -38,8 +38,27 @@ class PyRemoteFiles final : public readers::RemoteFiles {
   std::vector<readers::RemoteRead> read(const std::vector<std::string>& urls) override {
     py::gil_scoped_acquire gil;
     try {
+      return results(impl().attr("read")(urls));
+    } catch (py::error_already_set& e) {
+      throw Error(kind_of_exception(e.type()), std::string(py::str(e.value())));
+    }
+  }
+
+  std::vector<readers::RemoteRead> read_ranges(const std::vector<std::string>& urls,
+                                               const std::vector<int64_t>& offsets,
+                                               const std::vector<int64_t>& sizes) override {
+    py::gil_scoped_acquire gil;
+    try {
+      return results(impl().attr("read_ranges")(urls, offsets, sizes));
+    } catch (py::error_already_set& e) {
+      throw Error(kind_of_exception(e.type()), std::string(py::str(e.value())));
+    }
+  }
+
+  // A list of bytes or exceptions, one per file or range (with the GIL held).
+  static std::vector<readers::RemoteRead> results(const py::object& list) {
       std::vector<readers::RemoteRead> out;
-      for (py::handle r : impl().attr("read")(urls)) {
+      for (py::handle r : list) {
         readers::RemoteRead one;
         if (py::isinstance<py::bytes>(r)) {
           char* data = nullptr;
@@ -54,9 +73,6 @@ class PyRemoteFiles final : public readers::RemoteFiles {
         out.push_back(std::move(one));
       }
       return out;
-    } catch (py::error_already_set& e) {
-      throw Error(kind_of_exception(e.type()), std::string(py::str(e.value())));
-    }
   }
 
   int64_t size(const std::string& url) override {
@@ -93,8 +109,9 @@ void bind_remote(py::module_& m) {
     readers::set_remote_files(impl.is_none() ? nullptr : std::make_shared<PyRemoteFiles>(impl));
   }, py::arg("impl"),
      "Installs the file system the readers read URLs through: an object with list(url) -> "
-     "[(url, is_dir)], read(urls) -> [bytes or exception], size(url) -> int and "
-     "read_range(url, offset, n) -> bytes; None removes it.");
+     "[(url, is_dir)], read(urls) -> [bytes or exception], size(url) -> int, "
+     "read_range(url, offset, n) -> bytes and read_ranges(urls, offsets, sizes) -> [bytes or "
+     "exception]; None removes it.");
 }
 
 }  // namespace stoker::python

@@ -64,9 +64,51 @@ RandomAccessFile::~RandomAccessFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+void prefetch(const std::vector<std::unique_ptr<RandomAccessFile>>& files,
+              const std::vector<ByteRange>& ranges) {
+  std::vector<std::string> urls;
+  std::vector<int64_t> offsets, sizes;
+  std::vector<int> which;
+  for (const auto& f : files)
+    if (f && f->remote_) {
+      std::lock_guard<std::mutex> g(f->blocks_mu_);
+      f->prefetched_.clear();
+    }
+  for (const ByteRange& r : ranges) {
+    if (r.file < 0 || r.file >= static_cast<int>(files.size())) continue;
+    const RandomAccessFile& f = *files[r.file];
+    if (!f.remote_ || r.size <= 0 || r.offset < 0 || r.offset >= f.size_) continue;
+    urls.push_back(f.path_);
+    offsets.push_back(r.offset);
+    sizes.push_back(std::min(r.size, f.size_ - r.offset));
+    which.push_back(r.file);
+  }
+  if (urls.empty()) return;
+  std::vector<RemoteRead> got;
+  try {
+    got = files[which[0]]->remote_->read_ranges(urls, offsets, sizes);
+  } catch (const Error&) {
+    return;  // each read then fetches its own range and says what is wrong
+  }
+  for (size_t i = 0; i < got.size() && i < urls.size(); ++i) {
+    if (!got[i].ok) continue;
+    RandomAccessFile& f = *files[which[i]];
+    std::lock_guard<std::mutex> g(f.blocks_mu_);
+    f.prefetched_.emplace_back(offsets[i], std::make_shared<const std::string>(std::move(got[i].data)));
+  }
+}
+
 size_t RandomAccessFile::read_remote_some(int64_t offset, uint8_t* dst, size_t n) const {
   if (offset >= size_) return 0;
   n = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(n), size_ - offset));
+  {  // held by a prefetched range (a record of this batch)?
+    std::lock_guard<std::mutex> g(blocks_mu_);
+    for (const auto& [start, data] : prefetched_)
+      if (start <= offset && offset + static_cast<int64_t>(n) <= start + static_cast<int64_t>(data->size())) {
+        std::memcpy(dst, data->data() + (offset - start), n);
+        return n;
+      }
+  }
   if (static_cast<int64_t>(n) >= kSmallRead) {
     {  // held whole by a kept block (an array in the block its header came from, say)?
       std::lock_guard<std::mutex> g(blocks_mu_);

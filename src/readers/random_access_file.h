@@ -17,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace stoker::readers {
 
@@ -25,6 +26,23 @@ class RemoteFiles;
 // The whole of a small text file (an index, a file list), a local path or a URL; nullopt when
 // it does not exist. Error(kIO) when it cannot be read.
 std::optional<std::string> read_text_file(const std::string& path);
+
+class RandomAccessFile;
+
+// A part of one of a reader's files: files[file], `size` bytes from `offset`.
+struct ByteRange {
+  int file = 0;
+  int64_t offset = 0;
+  int64_t size = 0;
+};
+
+// For the files of `files` read through URLs: fetches `ranges` (a batch's records) in one call
+// to the remote file system, which keeps them in flight together, and keeps them until the
+// next prefetch over these files; the reads that follow are served from them. Ranges of local
+// files are left out; a range that cannot be fetched is left to its own read, which reports
+// why. Called by one thread per reader (its batch), before the batch's reads.
+void prefetch(const std::vector<std::unique_ptr<RandomAccessFile>>& files,
+              const std::vector<ByteRange>& ranges);
 
 class RandomAccessFile {
  public:
@@ -40,6 +58,7 @@ class RandomAccessFile {
   RandomAccessFile& operator=(const RandomAccessFile&) = delete;
 
   const std::string& path() const { return path_; }
+  bool remote() const { return remote_ != nullptr; }
   int64_t size() const { return size_; }
 
   // Reads exactly n bytes at `offset`; `what` names the thing read in the error message
@@ -50,6 +69,8 @@ class RandomAccessFile {
   size_t read_some(int64_t offset, void* dst, size_t n) const;
 
  private:
+  friend void prefetch(const std::vector<std::unique_ptr<RandomAccessFile>>& files,
+                       const std::vector<ByteRange>& ranges);
   size_t read_remote_some(int64_t offset, uint8_t* dst, size_t n) const;
 
   std::string path_;
@@ -59,6 +80,8 @@ class RandomAccessFile {
   std::shared_ptr<RemoteFiles> remote_;
   mutable std::mutex blocks_mu_;
   mutable std::list<std::pair<int64_t, std::shared_ptr<const std::string>>> blocks_;
+  // The last prefetch's ranges of this file (offset, bytes).
+  std::vector<std::pair<int64_t, std::shared_ptr<const std::string>>> prefetched_;
 };
 
 }  // namespace stoker::readers

@@ -63,6 +63,22 @@ std::string RemoteFiles::read_range(const std::string& url, int64_t offset, int6
   return r[0].data.substr(static_cast<size_t>(offset), static_cast<size_t>(std::min(n, size - offset)));
 }
 
+std::vector<RemoteRead> RemoteFiles::read_ranges(const std::vector<std::string>& urls,
+                                                const std::vector<int64_t>& offsets,
+                                                const std::vector<int64_t>& sizes) {
+  std::vector<RemoteRead> out(urls.size());
+  for (size_t i = 0; i < urls.size(); ++i) {
+    try {
+      out[i].data = read_range(urls[i], offsets[i], sizes[i]);
+      out[i].ok = true;
+    } catch (const Error& e) {
+      out[i].error = e.kind();
+      out[i].message = e.what();
+    }
+  }
+  return out;
+}
+
 std::string url_name(const std::string& url) {
   size_t end = url.size();
   while (end > 0 && url[end - 1] == '/') --end;

@@ -44,6 +44,11 @@ class RemoteFiles {
   // system that can ask for a size or a range alone (fsspec's) overrides them.
   virtual int64_t size(const std::string& url);
   virtual std::string read_range(const std::string& url, int64_t offset, int64_t n);
+  // Ranges of files fetched together (a batch's records), in order: each one's bytes, or why
+  // it could not be read. The default reads them one by one.
+  virtual std::vector<RemoteRead> read_ranges(const std::vector<std::string>& urls,
+                                              const std::vector<int64_t>& offsets,
+                                              const std::vector<int64_t>& sizes);
 };
 
 // "scheme://..." with a scheme of letters, digits, '+', '-', '.' (RFC 3986), two or more long

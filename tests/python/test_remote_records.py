@@ -43,11 +43,16 @@ class Counting(_remote.FsspecFiles):
 
     def __init__(self):
         self.ranges = []
+        self.batches = []  # the ranges of each read_ranges call
         self.reads = 0
 
     def read_range(self, url, offset, n):
         self.ranges.append((url, offset, n))
         return super().read_range(url, offset, n)
+
+    def read_ranges(self, urls, offsets, sizes):
+        self.batches.append(list(zip(urls, offsets, sizes)))
+        return super().read_ranges(urls, offsets, sizes)
 
     def read(self, urls):
         self.reads += len(urls)
@@ -97,8 +102,11 @@ def test_tfrecord_data_and_index_on_urls(testdata, tmp_path, mem, counting):
     url_idx = mem(idx.read_bytes(), "val.idx")
     remote = run_all(3, fn.readers.tfrecord, path=url, index_path=url_idx, features=features)
     assert_same(remote, local)
-    # each record (a JPEG of ~40 KB and more) is one ranged read of its own
-    assert counting.ranges and all(u == url for u, _, _ in counting.ranges)
+    # each batch's 3 records in one call (the pipeline reads a batch ahead), nothing read range
+    # by range
+    assert counting.batches and all(len(b) == 3 for b in counting.batches)
+    assert not counting.ranges
+    assert all(u == url for u, _, _ in counting.batches[0])
 
 
 def test_webdataset_tar_scanned_in_blocks(testdata, tmp_path, mem, counting):
@@ -138,11 +146,13 @@ def test_tar_scan_of_a_large_tar_asks_for_blocks_and_members(tmp_path, mem, coun
     remote = run_all(40, fn.readers.webdataset, paths=url, ext="bin")
     assert_same(remote, local)
     assert [bytes(remote[0][k]) for k in range(40)] == list(blobs.values())
-    blocks = [r for r in counting.ranges if r[1] % (1 << 20) == 0 and r[2] >= 4096 and
-              (r[2] == 1 << 20 or r[1] + r[2] == tar.stat().st_size)]
-    members = [r for r in counting.ranges if r[2] == 100_000]
-    assert 1 <= len(blocks) <= 5, counting.ranges
-    assert len(members) <= 40 and len(counting.ranges) == len(blocks) + len(members)
+    # the scan: 1 MiB blocks for the headers; each batch (the pipeline reads one ahead): its 40
+    # members in one call
+    assert all(r[1] % (1 << 20) == 0 and (r[2] == 1 << 20 or r[1] + r[2] == tar.stat().st_size)
+               for r in counting.ranges), counting.ranges
+    assert 1 <= len(counting.ranges) <= 5
+    assert counting.batches and all(sorted(n for _, _, n in b) == [100_000] * 40
+                                    for b in counting.batches)
 
 
 def test_numpy_file_root_listing_and_regions_on_urls(tmp_path, mem):

@@ -27,6 +27,14 @@ void add_reader_args(OpSchema& schema);
 // (index "" when there are none) to list its records; errors name the operator. `what` names
 // one data file in messages (".rec file", "TFRecord file", "archive").
 using RecordFiles = std::vector<std::unique_ptr<readers::RandomAccessFile>>;
+
+// Whether some of the files are read through URLs (their batch's ranges are then prefetched
+// together: readers::prefetch).
+inline bool any_remote(const RecordFiles& files) {
+  for (const auto& f : files)
+    if (f->remote()) return true;
+  return false;
+}
 void open_record_files(
     const OpSpec& spec, const char* path_arg, const char* index_arg, const std::string& what,
     RecordFiles& files,

@@ -102,6 +102,16 @@ class WebdatasetReader : public SampleReader {
         ws.outputs[o][i].source = source(s, c);
       }
     }
+    if (any_remote(files_)) {  // the batch's members fetched together
+      std::vector<readers::ByteRange> ranges;
+      for (int64_t i = 0; i < n; ++i) {
+        const Picked& s = samples_[picks[i].index];
+        for (size_t o = 0; o < nout; ++o)
+          if (s.component[o] >= 0)
+            ranges.push_back({s.file, s.components[s.component[o]].offset, s.components[s.component[o]].size});
+      }
+      readers::prefetch(files_, ranges);
+    }
     ws.thread_pool->parallel_for(n, [&](int64_t i, int) {
       const Picked& s = samples_[picks[i].index];
       const readers::RandomAccessFile& file = *files_[s.file];
