@@ -9,7 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <iterator>
 
 #include "core/error.h"
 #include "readers/remote.h"
@@ -28,10 +28,10 @@ std::optional<std::string> read_text_file(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::nullopt;
   std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (!in || !(text << in.rdbuf()) || in.bad())
-    fail(ErrorKind::kIO, "cannot read '" + path + "'");
-  return text.str();
+  if (!in) fail(ErrorKind::kIO, "cannot open '" + path + "'");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) fail(ErrorKind::kIO, "cannot read '" + path + "'");
+  return text;  // (an empty file is an empty text: what it lacks, its reader says)
 }
 
 RandomAccessFile::RandomAccessFile(const std::string& path) : path_(path) {
