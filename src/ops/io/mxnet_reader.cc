@@ -33,14 +33,7 @@ class MXNetReader : public SampleReader {
       std::string source;
       bool bad = false;
     };
-    if (any_remote(files_)) {  // the batch's records fetched together
-      std::vector<readers::ByteRange> ranges;
-      for (int64_t i = 0; i < n; ++i) {
-        const Record& r = records_[picks[i].index];
-        ranges.push_back({r.file, r.ref.offset, r.ref.size});
-      }
-      readers::prefetch(files_, ranges);
-    }
+    prefetch_records(files_, records_, picks);  // the batch's records together, from URLs
     std::vector<Parsed> parsed(n);
     ws.thread_pool->parallel_for(n, [&](int64_t i, int) {
       const Record& r = records_[picks[i].index];

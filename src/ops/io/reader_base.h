@@ -27,6 +27,10 @@ void add_reader_args(OpSchema& schema);
 // (index "" when there are none) to list its records; errors name the operator. `what` names
 // one data file in messages (".rec file", "TFRecord file", "archive").
 using RecordFiles = std::vector<std::unique_ptr<readers::RandomAccessFile>>;
+void open_record_files(
+    const OpSpec& spec, const char* path_arg, const char* index_arg, const std::string& what,
+    RecordFiles& files,
+    const std::function<void(int, const readers::RandomAccessFile&, const std::string&)>& list);
 
 // Whether some of the files are read through URLs (their batch's ranges are then prefetched
 // together: readers::prefetch).
@@ -35,10 +39,20 @@ inline bool any_remote(const RecordFiles& files) {
     if (f->remote()) return true;
   return false;
 }
-void open_record_files(
-    const OpSpec& spec, const char* path_arg, const char* index_arg, const std::string& what,
-    RecordFiles& files,
-    const std::function<void(int, const readers::RandomAccessFile&, const std::string&)>& list);
+
+// The record readers' batch (each pick's record: .file, .ref.offset, .ref.size) fetched in one
+// call when the files are URLs; nothing for local files.
+template <class Records, class Picks>
+void prefetch_records(const RecordFiles& files, const Records& records, const Picks& picks) {
+  if (!any_remote(files)) return;
+  std::vector<readers::ByteRange> ranges;
+  ranges.reserve(picks.size());
+  for (const auto& p : picks) {
+    const auto& r = records[p.index];
+    ranges.push_back({r.file, r.ref.offset, r.ref.size});
+  }
+  readers::prefetch(files, ranges);
+}
 
 class SampleReader : public Operator {
  public:
