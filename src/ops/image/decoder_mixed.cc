@@ -4,7 +4,8 @@
 //  0. prepare_batch_mixed(): the decoder's own planning (headers, windows, the fused resize), and
 //     the choice of decoder: each JPEG that nvJPEG can take is parsed on the worker threads. With
 //     staging, the executor runs this on the cpu stage's thread, an iteration ahead, so that
-//     the mixed stage's thread only decodes (Operator::prepare).
+//     the mixed stage's thread only decodes (Operator::prepare). The workers that parse the
+//     engines' JPEGs also copy them into one pinned block, which the engines read from.
 //  1. Baseline JPEGs the hardware engines accept go to them as one batch (nvjpegDecodeBatched),
 //     the others to nvJPEG on CUDA cores, one per worker thread, each on its own stream.
 //  2. Everything else (PNG and other formats, CMYK, 12-bit, lossless, EXIF-rotated images,
@@ -129,6 +130,10 @@ struct ImageDecoderBase::MixedBatch {
   std::vector<SamplePlan> plans;
   std::vector<Route> route;
   std::vector<nvjpeg::Window> want, decoded;  // per image: the window kept; the window decoded
+  // The engines' images, copied into one pinned block (at pinned_at[i]; -1: not copied) so that
+  // nvJPEG's copies to the GPU are DMA rather than staged through the driver from pageable memory.
+  std::shared_ptr<void> pinned;
+  std::vector<int64_t> pinned_at;
   PhaseClock clock;
 };
 
@@ -174,6 +179,17 @@ std::shared_ptr<ImageDecoderBase::MixedBatch> ImageDecoderBase::prepare_batch_mi
   route.assign(n, Route::kCpu);
   want.assign(n, {});
   decoded.assign(n, {});
+  // Room in pinned memory for every JPEG the engines may take; the workers copy those they do.
+  b->pinned_at.assign(n, -1);
+  std::vector<int64_t> at(n, -1);
+  int64_t pinned_bytes = 0;
+  if (dec.has_hardware())
+    for (int64_t i = 0; i < n; ++i)
+      if (!b->plans[i].failed && b->plans[i].info.format == codecs::ImageFormat::kJpeg) {
+        at[i] = pinned_bytes;
+        pinned_bytes += static_cast<int64_t>(in.sample_bytes(i) + 63) / 64 * 64;
+      }
+  if (pinned_bytes) b->pinned = ws.gpu->allocate_pinned(static_cast<size_t>(pinned_bytes));
   ws.thread_pool->parallel_for(n, [&](int64_t i, int thread) {
     const SamplePlan& p = b->plans[i];
     if (p.failed || dtype_ != DType::kUInt8 || p.info.format != codecs::ImageFormat::kJpeg) return;
@@ -203,6 +219,10 @@ std::shared_ptr<ImageDecoderBase::MixedBatch> ImageDecoderBase::prepare_batch_mi
     if (info.components != 3) return;
     route[i] = info.hardware ? Route::kHardware : Route::kCuda;
     decoded[i] = info.hardware && !info.hardware_window ? nvjpeg::Window{} : want[i];
+    if (info.hardware && at[i] >= 0) {
+      std::memcpy(static_cast<char*>(b->pinned.get()) + at[i], data, size);
+      b->pinned_at[i] = at[i];
+    }
   });
   clock.lap("parse");
   // On an A100, hw_decoder_load of the hardware-eligible share stays on the engines; the rest
@@ -279,7 +299,11 @@ void ImageDecoderBase::run_batch_mixed(Workspace& ws) {
   for (int64_t i = 0; i < n; ++i)
     (route[i] == Route::kHardware ? hw : route[i] == Route::kCuda ? cuda : cpu).push_back(i);
   std::vector<nvjpeg::DecodeTarget> hw_targets;
-  for (int64_t i : hw) hw_targets.push_back(target(i));
+  for (int64_t i : hw) {
+    hw_targets.push_back(target(i));
+    if (b->pinned_at[i] >= 0)
+      hw_targets.back().data = static_cast<const uint8_t*>(b->pinned.get()) + b->pinned_at[i];
+  }
   std::atomic<bool> failed{false};
   std::exception_ptr error;
   std::mutex mu;
