@@ -8,7 +8,10 @@
 #   bash scripts/build_wheel.sh --cuda    with the GPU operators (needs nvcc here; the CUDA runtime
 #                                         is linked statically, and nvJPEG and the driver are
 #                                         loaded at run time from the machine it runs on)
-# STOKER_CUDA_ARCHS picks the GPU architectures of --cuda (CMake's list; default 70;80;90).
+# STOKER_CUDA_ARCHS picks the GPU architectures of --cuda (CMake's list; default
+# 75-real;80-real;90-real;90-virtual: the T4, the A100 and the Ampere and Ada cards that run
+# sm_80 code, the H100/H200, and PTX that the driver compiles for newer GPUs; CUDA 13 has no
+# sm_70).
 # It prints the time it took, the wheel's size and the libraries it carries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +30,7 @@ export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 raw=build/wheel-$variant/raw
 rm -rf "$raw" && mkdir -p "$raw" dist
 if [ "$variant" = cuda ]; then
-  defines=(-C cmake.define.STOKER_CUDA=ON -C "cmake.define.CMAKE_CUDA_ARCHITECTURES=${STOKER_CUDA_ARCHS:-70;80;90}")
+  defines=(-C cmake.define.STOKER_CUDA=ON -C "cmake.define.CMAKE_CUDA_ARCHITECTURES=${STOKER_CUDA_ARCHS:-75-real;80-real;90-real;90-virtual}")
 else
   defines=(-C cmake.define.STOKER_CUDA=OFF)
 fi

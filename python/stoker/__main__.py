@@ -106,18 +106,23 @@ def dali_table():
     """DALI's operators (deprecated aliases aside) and the backends stoker has for each, as the
     Markdown the README holds between its dali-operators markers."""
     from . import _dali_ops
-    from ._schema import SCHEMAS, dali_aliases
+    from ._schema import CPU_DECODED, SCHEMAS, dali_aliases
     rows, have, full = [], 0, 0
     for name, (backends, replaced_by) in sorted(_dali_ops.FN.items()):
         if replaced_by:
             continue
         # external_source's device='gpu' is its Python side's (the data is copied to the GPU).
+        # The video decoders' GPU device decodes on the CPU and copies (CPU_DECODED).
         extra = ("gpu",) if name == "external_source" else ()
+        if name in CPU_DECODED and "cpu" in SCHEMAS[name]["backends"]:
+            extra = (CPU_DECODED[name],)
         ours = [b for b in backends if name in SCHEMAS and (b in SCHEMAS[name]["backends"] or b in extra)]
         have += bool(ours)
         full += len(ours) == len(backends)
         status = ("yes" if len(ours) == len(backends) else
                   f"{', '.join(ours)} only" if ours else "not yet")
+        if name in CPU_DECODED and ours:
+            status += f" ({CPU_DECODED[name]}: decoded on the CPU, then copied; no NVDEC yet)"
         rows.append(f"| `{name}` | {', '.join(backends) or '-'} | {status} |")
     aliases = sorted(dali_aliases())
     return "\n".join(

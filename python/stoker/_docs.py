@@ -235,6 +235,10 @@ def operator_markdown(op_name):
         # Its device='gpu' is its Python side's: the batches are read on the CPU, then copied.
         backends += ("; also `device='gpu'`: the batches are read on the CPU, then copied to "
                      "the GPU")
+    from ._schema import CPU_DECODED
+    if op_name in CPU_DECODED:
+        backends += (f"; also `device='{CPU_DECODED[op_name]}'`, as DALI names it: the video is "
+                     "decoded on the CPU, then copied to the GPU (no NVDEC yet)")
     facts = [("Call", f"{_code('fn.' + op_name + '(...)')}; class {_code('ops.' + ops_name)}"),
              ("Backends in stoker", backends),
              ("Inputs", _inputs(s))]

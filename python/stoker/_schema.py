@@ -108,6 +108,26 @@ _OUTPUTS_BY_INPUTS = {
 }
 
 
+# Operators that DALI runs on the GPU with NVDEC and stoker decodes on the CPU (FFmpeg) for now:
+# asked for on that device, the CPU operator runs and each output is copied to the GPU (as
+# .gpu() does, in the mixed stage), so that DALI's video pipelines run unchanged.
+CPU_DECODED = {"readers.video": "gpu", "decoders.video": "mixed"}
+_cpu_decoded_said = set()
+
+
+def _decoded_on_cpu(op_name, device):
+    """True (and a log line, once per operator) when `device` is the one CPU_DECODED names."""
+    if CPU_DECODED.get(op_name) != device:
+        return False
+    if op_name not in _cpu_decoded_said:
+        _cpu_decoded_said.add(op_name)
+        import logging
+        logging.getLogger("stoker").info(
+            "fn.%s(device=%r): stoker decodes video on the CPU (FFmpeg) and copies the frames "
+            "to the GPU; NVDEC decoding is not there yet.", op_name, device)
+    return True
+
+
 def _adapter(op_name):
     a = _ADAPTERS.get(op_name)
     if a is None or callable(a):
@@ -243,6 +263,9 @@ def record_op(op_name, inputs, kwargs, default_device=None):
         device = default_device or ("gpu" if any(x.device == "gpu" for x in inputs) else "cpu")
     if device not in ("cpu", "gpu", "mixed"):
         raise ValueError(f"fn.{op_name}: device must be 'cpu', 'gpu' or 'mixed', got {device!r}.")
+    to_gpu = device not in schema["backends"] and _decoded_on_cpu(op_name, device)
+    if to_gpu:
+        device = "cpu"
     if device not in schema["backends"]:
         raise ValueError(f"fn.{op_name} has no '{device}' backend in this build of stoker; it runs "
                          f"on: {', '.join(schema['backends'])}.")
@@ -290,6 +313,10 @@ def record_op(op_name, inputs, kwargs, default_device=None):
     outs = pipe._add_op(rec)
     if conditions is not None:
         conditions.made(outs, has_inputs=bool(inputs or tensor_args))
+    if to_gpu:
+        shown = f"fn.{op_name}(device='{CPU_DECODED[op_name]}')"
+        outs = [record_op("_to_gpu", [o], {"_display_name": shown}, default_device="mixed")
+                for o in outs]
     if wrap is not None:
         return wrap(outs)
     # A tuple (DALI: a list), so that `return fn.readers.file(...)` gives the pipeline both
