@@ -111,7 +111,8 @@ _OUTPUTS_BY_INPUTS = {
 # Operators that DALI runs on the GPU with NVDEC and stoker decodes on the CPU (FFmpeg) for now:
 # asked for on that device, the CPU operator runs and each output is copied to the GPU (as
 # .gpu() does, in the mixed stage), so that DALI's video pipelines run unchanged.
-CPU_DECODED = {"readers.video": "gpu", "decoders.video": "mixed"}
+# (experimental.inputs.video is built from decoders.video: _COMPOSITES.)
+CPU_DECODED = {"readers.video": "gpu", "decoders.video": "mixed", "experimental.inputs.video": "mixed"}
 _cpu_decoded_said = set()
 
 
@@ -128,8 +129,17 @@ def _decoded_on_cpu(op_name, device):
     return True
 
 
+# Operators that the Python layer builds from others: (inputs, kwargs) -> the outputs.
+_COMPOSITES = {
+    "experimental.inputs.video": "stoker._video:_inputs_video",
+}
+
+
 def _adapter(op_name):
-    a = _ADAPTERS.get(op_name)
+    return _adapter_from(_ADAPTERS.get(op_name))
+
+
+def _adapter_from(a):
     if a is None or callable(a):
         return a
     import importlib
@@ -201,7 +211,7 @@ def _constant_input(op_name, i, x):
 
 
 # Arguments an adapter takes as Python objects, not as schema values.
-_OPAQUE_ARGS = ("source", "_caller")
+_OPAQUE_ARGS = ("source", "_caller", "_python_side")
 
 
 def external_source_positional(args, kwargs, where):
@@ -223,6 +233,8 @@ def record_op(op_name, inputs, kwargs, default_device=None):
     outside any pipeline, as DALI allows, to the detached graph: a pipeline that uses the
     result adopts a copy of the operators it needs)."""
     schema = SCHEMAS[op_name]
+    if op_name in _COMPOSITES:
+        return _adapter_from(_COMPOSITES[op_name])(inputs, dict(kwargs))
     if op_name != "external_source" and any(_is_input_set(x) for x in inputs):
         return _input_sets(op_name, inputs, kwargs, default_device)
     pipe = Pipeline.current()

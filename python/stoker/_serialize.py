@@ -101,6 +101,11 @@ def _cannot_serialize(pipe, rec):
     where = f"fn.{rec.schema}" + (f" ({rec.location})" if rec.location else "")
     if rec.schema == "external_source":
         es = next((e for e in pipe._external_sources if e.record() is rec), None)
+        if es is not None and es._kind == "video":
+            return ValueError(
+                f"Pipeline.serialize(): {es.where} cannot be serialized yet: stoker builds it "
+                "in Python from an external source that cuts the fed videos into sequences and "
+                "decoders.video.")
         if es is not None and es._kind != "feed":
             return ValueError(
                 f"Pipeline.serialize(): {where} has a source= (a Python "

@@ -16,3 +16,135 @@ def _adapt_video_reader(kwargs):
     labels = root or bool(kwargs.get("file_list")) or kwargs.get("labels") is not None
     extra = (fnum != "none") + bool(kwargs.get("enable_timestamps", False)) if labels else 0
     return kwargs, 1 + labels + extra, None
+
+
+def _video_input_class():
+    import collections
+
+    import numpy as np
+
+    from . import _C
+    from .external_source import _ExternalSource
+
+    class VideoInput(_ExternalSource):
+        """The Python side of fn.experimental.inputs.video: the videos fed with feed_input, in
+        a queue, cut into batches of sequences (a start frame and a length each) that
+        decoders.video decodes from the fed bytes, which the batch's samples share."""
+
+        def __init__(self, where, name, sequence_length, pad, blocking, no_copy):
+            super().__init__(where, None, 3, True, False, "no", [np.uint8, np.int64, np.int64],
+                             [1, 0, 0], False, name)
+            self._kind = "video"
+            self._length = sequence_length
+            self._pad = pad
+            self._blocking = blocking
+            self._copy = not no_copy
+            self._videos = collections.deque()  # [bytes, frames, next frame to hand out]
+            self.output = lambda: None  # the decoded frames' operator, which feed_input may name
+
+        def named_by(self, data_node):
+            return data_node.op is self.output()
+
+        def feed(self, data, layout=None, batch_size=None):
+            what = (f"{self.where}: feed_input takes a batch of one encoded video (a list "
+                    "holding one 1-D uint8 array of the file's bytes)")
+            if isinstance(data, np.ndarray) and data.ndim == 2:
+                data = list(data)
+            if not isinstance(data, (list, tuple)) or len(data) != 1:
+                n = f"{len(data)} samples" if isinstance(data, (list, tuple)) else type(data).__name__
+                raise ValueError(f"{what}, got {n}")
+            if layout not in (None, ""):
+                raise ValueError(f"{what}; it takes no layout (the output's is FHWC), got {layout!r}")
+            video = data[0]
+            if isinstance(video, (bytes, bytearray, memoryview)):
+                video = np.frombuffer(video, np.uint8)
+            video = np.asarray(video)
+            if video.dtype != np.uint8 or video.ndim != 1:
+                raise TypeError(f"{what}, got a {video.dtype} array of shape {video.shape}")
+            video = np.array(video) if self._copy else np.ascontiguousarray(video)
+            try:
+                frames = _C.video_frame_count(video)
+            except Exception as e:
+                raise type(e)(f"{self.where}: the video fed with feed_input cannot be read: {e}") from None
+            if frames == 0:
+                raise ValueError(f"{self.where}: the video fed with feed_input has no frames")
+            with self._lock:
+                self._videos.append([video, frames, 0])
+            self.state.notify()
+
+        def _fetch_locked(self, iteration, batch_size):
+            with self._lock:
+                if not self._videos:
+                    if iteration < self._requested and not self._blocking:
+                        raise RuntimeError(
+                            f"{self.where}: no video left to decode for this batch: feed one "
+                            f"with pipe.feed_input({self.name!r}, [encoded]) (encoded: a 1-D "
+                            "uint8 array of the file's bytes) before pipe.run(), or make it "
+                            "with blocking=True to wait for one")
+                    return None  # run() has not asked for it yet, or it waits: feed_input wakes it
+                video = self._videos[0]
+                data, frames, first = video
+                starts = list(range(first, frames, self._length))[:batch_size]
+                video[2] = starts[-1] + self._length
+                if video[2] >= frames:
+                    self._videos.popleft()
+            lengths = [self._length if self._pad else min(self._length, frames - s) for s in starts]
+            return self._normalize(([data] * len(starts),
+                                    [np.array(s, np.int64) for s in starts],
+                                    [np.array(n, np.int64) for n in lengths]), batch_size)
+
+    return VideoInput
+
+
+def _inputs_video(inputs, kwargs):
+    """fn.experimental.inputs.video: an external source that cuts the videos fed to it into
+    batches of sequences, and decoders.video, which decodes each sequence (on device='mixed',
+    then copies it to the GPU, as that operator does)."""
+    import weakref
+
+    from . import _C
+    from ._schema import SCHEMAS, plain_arg, record_op
+    from .pipeline import DataNode, _user_location
+    op = "experimental.inputs.video"
+    where = f"fn.{op} ({_user_location()})"
+    if inputs:
+        raise TypeError(f"fn.{op} takes no inputs, got {len(inputs)}; feed it videos with "
+                        "pipe.feed_input(name, data).")
+    device = kwargs.pop("device", None) or "cpu"
+    if device not in ("cpu", "mixed"):
+        raise ValueError(f"{where}: device must be 'cpu' or 'mixed', got {device!r}.")
+    name = kwargs.pop("name", None)
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{where}: give it a name (name=\"...\"): pipe.feed_input(name, data) "
+                         "feeds it its videos.")
+    kwargs.pop("preserve", None)
+    kwargs.pop("bytes_per_sample_hint", None)
+    argdefs = {a["name"]: a for a in SCHEMAS[op]["args"]}
+    args = {}
+    for k, v in kwargs.items():
+        if k not in argdefs:
+            raise TypeError(f"fn.{op} got an unexpected argument '{k}'. Its arguments are: "
+                            f"{', '.join(sorted(argdefs))}.")
+        if isinstance(v, DataNode):
+            raise TypeError(f"fn.{op}: argument '{k}' must be a constant; it does not accept a "
+                            "per-sample tensor from another operator.")
+        try:
+            args[k] = _C.check_arg(op, k, plain_arg(v, f"{where}: argument '{k}'"))
+        except (TypeError, ValueError) as e:
+            text = str(e)
+            if not text.startswith(f"fn.{op}: "):
+                raise
+            raise type(e)(f"{where}: {text[len(op) + 5:]}") from None
+    if "sequence_length" not in args:
+        raise TypeError(f"{where}: the argument 'sequence_length' is required (frames in each "
+                        "sequence).")
+    pad = args.get("last_sequence_policy", "partial") == "pad"
+    es = _video_input_class()(where, name, int(args["sequence_length"]), pad,
+                              bool(args.get("blocking", False)), bool(args.get("no_copy", False)))
+    encoded, first, length = record_op(
+        "external_source", (), {"_python_side": es, "num_outputs": 3, "no_copy": True})
+    frames = record_op("decoders.video", [encoded],
+                       {"device": device, "start_frame": first, "sequence_length": length,
+                        "pad_mode": "constant" if pad else "none"})
+    es.output = weakref.ref(frames.op)
+    return frames

@@ -461,6 +461,10 @@ class _ExternalSource:
         return tuple(out)
 
     # ---- called by the Pipeline (main thread)
+    def named_by(self, data_node):
+        """Whether feed_input(data_node) means this source."""
+        return data_node.op is self.record()
+
     def feed(self, data, layout=None, batch_size=1 << 62):
         if self._kind != "feed":
             raise RuntimeError(f"{self.where}: this external_source has a source; feed_input is "
@@ -621,7 +625,8 @@ def _adapt(kwargs):
                                     or num_outputs < 1):
         raise ValueError(f"{where}: num_outputs must be a positive int, got {num_outputs!r}")
     n = 1 if num_outputs is None else num_outputs
-    if source is None and num_outputs is not None:
+    python_side = kwargs.pop("_python_side", None)
+    if source is None and num_outputs is not None and python_side is None:
         raise ValueError(f"{where}: num_outputs needs a source; feed_input feeds one output")
     batch = kwargs.get("batch")
     if batch is None:
@@ -644,9 +649,10 @@ def _adapt(kwargs):
                                  f"ndim={d}")
     if layout is not None and ndims is None:
         ndims = [len(l) if l else None for l in layout]
-    es = _ExternalSource(where, source, num_outputs, bool(batch), bool(kwargs.get("batch_info", False)),
-                         cycle, dtypes, ndims, bool(kwargs.get("repeat_last", False)),
-                         kwargs.get("name"), parallel, depth)
+    # (fn.experimental.inputs.video brings a Python side of its own: stoker._video.)
+    es = python_side or _ExternalSource(
+        where, source, num_outputs, bool(batch), bool(kwargs.get("batch_info", False)), cycle,
+        dtypes, ndims, bool(kwargs.get("repeat_last", False)), kwargs.get("name"), parallel, depth)
     kwargs["_source_id"] = es.state.id
     es.timeout = None if timeout is None else float(timeout)
     es.layouts = layout

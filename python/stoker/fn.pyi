@@ -4407,7 +4407,32 @@ class experimental:
             """
 
     class inputs:
-        pass
+        @staticmethod
+        def video(
+            *,
+            sequence_length: _Int,
+            last_sequence_policy: _Str = 'partial',
+            blocking: _Bool = False,
+            no_copy: _Bool = False,
+            affine: _Bool = True,
+            device: Union[str, None] = None,
+            name: Union[str, None] = None,
+            preserve: bool = False,
+            bytes_per_sample_hint: Union[_IntList, None] = None,
+        ) -> DataNode:
+            """Streams a long video fed with Pipeline.feed_input (one encoded file per call, queued) as consecutive sequences of sequence_length RGB frames (FHWC), batch_size sequences per iteration; the last batch of each video may be smaller, and its last sequence shorter (last_sequence_policy='partial') or padded with zeros ('pad'). Frames are decoded on the CPU through FFmpeg; device='mixed' copies them to the GPU.
+
+            Keyword arguments:
+              sequence_length (int, required): Frames in each sequence.
+              last_sequence_policy (str, default 'partial'): The last sequence of a video with fewer than sequence_length frames left: 'partial' (shorter) or 'pad' (filled with zeros).
+              blocking (bool, default False): True: run() waits for feed_input when no video is queued; False: it raises.
+              no_copy (bool, default False): True: the fed array is used where it is (keep it alive and unchanged until its last sequence is out); False: feed_input copies it.
+              affine (bool, default True): Accepted for DALI compatibility (thread pinning of DALI's mixed backend).
+              device: 'cpu', 'gpu' or 'mixed'.
+              name: a name for the operator (readers: the name for reader_meta).
+              preserve: keep the operator even if its outputs are unused.
+              bytes_per_sample_hint: accepted for DALI; unused.
+            """
 
     class readers:
         pass

@@ -3391,7 +3391,27 @@ class experimental:
             def __call__(self, encoded: _Input, /, **kwargs: Any) -> DataNode: ...
 
     class inputs:
-        pass
+        class Video:
+            """Streams a long video fed with Pipeline.feed_input (one encoded file per call, queued) as consecutive sequences of sequence_length RGB frames (FHWC), batch_size sequences per iteration; the last batch of each video may be smaller, and its last sequence shorter (last_sequence_policy='partial') or padded with zeros ('pad'). Frames are decoded on the CPU through FFmpeg; device='mixed' copies them to the GPU.
+
+            The function form, whose docstring lists the arguments: fn.experimental.inputs.video.
+            """
+            schema_name: str
+            device: Union[str, None]
+            def __init__(
+                self,
+                *,
+                sequence_length: Union[_Int, None] = None,
+                last_sequence_policy: _Str = 'partial',
+                blocking: _Bool = False,
+                no_copy: _Bool = False,
+                affine: _Bool = True,
+                device: Union[str, None] = None,
+                name: Union[str, None] = None,
+                preserve: bool = False,
+                bytes_per_sample_hint: Union[_IntList, None] = None,
+            ) -> None: ...
+            def __call__(self, **kwargs: Any) -> DataNode: ...
 
     class readers:
         pass

@@ -727,7 +727,7 @@ class Pipeline:
         is the batch. Batches queue up; each run() takes one."""
         for es in self._external_sources:
             if (isinstance(data_node, str) and es.name == data_node) or (
-                    isinstance(data_node, DataNode) and data_node.op is es.record()):
+                    isinstance(data_node, DataNode) and es.named_by(data_node)):
                 es.feed(data, layout, self._batch_size)
                 return
         names = ", ".join(repr(es.name) for es in self._external_sources if es.name) or "none"

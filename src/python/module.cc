@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "codecs/video/video_codec.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "pipeline/dali_format.h"
@@ -207,6 +208,17 @@ PYBIND11_MODULE(_C, m) {
     return from_arg_value(s.check_arg(name, v));
   }, py::arg("op"), py::arg("name"), py::arg("value"),
      "Checks one constant argument against the schema; returns it normalised.");
+  m.def("video_frame_count", [](py::buffer data) {
+    py::buffer_info b = data.request();
+    if (b.itemsize != 1 || b.ndim != 1 || (b.ndim == 1 && b.strides[0] != 1))
+      throw Error(ErrorKind::kInvalidArgument, "video_frame_count: the encoded video must be a "
+                                               "contiguous 1-D array of bytes");
+    const auto* p = static_cast<const uint8_t*>(b.ptr);
+    const size_t n = static_cast<size_t>(b.size);
+    py::gil_scoped_release nogil;
+    if (n == 0) throw Error(ErrorKind::kDecode, "the encoded video is empty (0 bytes)");
+    return codecs::video::VideoFile::open_memory(p, n)->info().num_frames();
+  }, py::arg("data"), "Frames in an encoded video (bytes in memory), as decoders.video counts them.");
   m.attr("reads_dali_pipelines") = dali_format_supported();
   m.def("dali_pipeline_document", [](py::bytes data) {
     std::string bytes = data;

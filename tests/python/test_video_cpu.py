@@ -734,3 +734,178 @@ def test_gpu_device_equals_the_cpu_operators():
     for g_batch, c_batch in zip(gpu, cpu):
         for g, c in zip(g_batch, c_batch):
             np.testing.assert_array_equal(g, c)
+
+
+# ---- experimental.inputs.video: long videos fed with feed_input, streamed as sequences --------
+
+def video_input(batch_size=3, threads=2, device="cpu", **kw):
+    @pipeline_def(batch_size=batch_size, num_threads=threads, device_id=None if device == "cpu" else 0)
+    def p():
+        return fn.experimental.inputs.video(name="in", device=device, **kw)
+    pipe = p()
+    pipe.build()
+    return pipe
+
+
+def run_all(pipe, iterations):
+    out = []
+    for _ in range(iterations):
+        (b,) = pipe.run()
+        assert b.layout() == "FHWC"
+        b = b.as_cpu() if type(b).__name__ == "TensorListGPU" else b
+        out.append([np.array(b[i]) for i in range(len(b))])
+    return out
+
+
+@needs_ffmpeg
+@pytest.mark.parametrize("policy", ["partial", "pad"])
+def test_inputs_video_streams_each_fed_video_as_sequences(policy):
+    # 90 and then 120 frames in sequences of 7: 12 whole sequences and one of 6 (batches of
+    # 3, 3, 3, 3, 1), then 17 and one of 1 (six batches of 3); a video's batches end with it.
+    # The short sequence is padded with zeros under 'pad'. Each frame is PyAV's, bit for bit.
+    pipe = video_input(sequence_length=7, last_sequence_policy=policy)
+    pipe.feed_input("in", [blob(VP9_WEBM)])
+    pipe.feed_input("in", [blob(VP9_MP4)])
+    ref = {VP9_WEBM: pyav_frames(VP9_WEBM), VP9_MP4: pyav_frames(VP9_MP4)}
+    assert (len(ref[VP9_WEBM]), len(ref[VP9_MP4])) == (90, 120)
+    for path, sizes in ((VP9_WEBM, [3, 3, 3, 3, 1]), (VP9_MP4, [3] * 6)):
+        batches = run_all(pipe, len(sizes))
+        assert [len(b) for b in batches] == sizes
+        seqs = [s for b in batches for s in b]
+        for k, s in enumerate(seqs):
+            want = np.stack(ref[path][7 * k:7 * k + 7])
+            if len(want) == 7 or policy == "partial":
+                np.testing.assert_array_equal(s, want)
+            else:
+                assert s.shape == (7,) + want.shape[1:]
+                np.testing.assert_array_equal(s[:len(want)], want)
+                assert not s[len(want):].any()
+    with pytest.raises(RuntimeError) as e:
+        pipe.run()
+    assert plain(e.value) == (
+        "fn.experimental.inputs.video: no video left to decode for this batch: feed one with "
+        "pipe.feed_input('in', [encoded]) (encoded: a 1-D uint8 array of the file's bytes) before "
+        "pipe.run(), or make it with blocking=True to wait for one")
+
+
+@needs_ffmpeg
+def test_inputs_video_batches_as_dali():
+    # DALI 2.4's CPU variant decodes VP8/VP9 (not H.264). 90 frames in sequences of 8: 11
+    # whole and one of 2, padded: three batches of 4.
+    dali = pytest.importorskip("nvidia.dali")
+    data = blob(VP9_WEBM)
+
+    @dali.pipeline_def(batch_size=4, num_threads=2, device_id=None, prefetch_queue_depth=1)
+    def dp():
+        return dali.fn.experimental.inputs.video(name="in", sequence_length=8, device="cpu",
+                                                 last_sequence_policy="pad")
+    d = dp()
+    d.build()
+    pipe = video_input(batch_size=4, sequence_length=8, last_sequence_policy="pad")
+    frames = pyav_frames(VP9_WEBM)
+    for p in (d, pipe):
+        p.feed_input("in", [data])
+    for it in range(3):
+        (dv,) = d.run()
+        (sv,) = pipe.run()
+        assert len(dv) == len(sv) == 4
+        for i in range(4):
+            a, b = np.array(dv[i]), np.array(sv[i])
+            assert a.shape == b.shape == (8, 642, 642, 3)
+            k = 8 * (4 * it + i)
+            for j in range(8):
+                if k + j >= len(frames):  # both pad with zeros
+                    assert not a[j].any() and not b[j].any()
+                    continue
+                assert np.array_equal(b[j], frames[k + j])
+                # DALI converts colours its own way: its frame is the nearest to stoker's.
+                lo = max(0, k + j - 2)
+                near = [np.abs(a[j].astype(int) - f).mean() for f in frames[lo:k + j + 3]]
+                assert lo + int(np.argmin(near)) == k + j
+
+
+@needs_ffmpeg
+def test_inputs_video_blocking_waits_for_feed_input():
+    import threading
+    pipe = video_input(batch_size=2, sequence_length=45, blocking=True)
+    t = threading.Timer(0.3, lambda: pipe.feed_input("in", [blob(VP9_WEBM)]))
+    t.start()
+    (b,) = pipe.run()
+    t.join()
+    assert [np.array(b[i]).shape[0] for i in range(len(b))] == [45, 45]
+
+
+@needs_ffmpeg
+def test_inputs_video_fed_by_node_without_a_copy():
+    data = blob(VP9_WEBM)
+
+    pipe = stoker.Pipeline(batch_size=2, num_threads=1, device_id=None)
+    with pipe:
+        node = fn.experimental.inputs.video(name="in", sequence_length=30, no_copy=True)
+        pipe.set_outputs(node)
+    pipe.build()
+    pipe.feed_input(node, [data])
+    batches = run_all(pipe, 2)
+    assert [len(b) for b in batches] == [2, 1]
+    np.testing.assert_array_equal(batches[1][0], np.stack(pyav_frames(VP9_WEBM)[60:90]))
+
+
+def test_inputs_video_errors(tmp_path):
+    def make(**kw):
+        @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+        def p():
+            return fn.experimental.inputs.video(**kw)
+        pipe = p()
+        pipe.build()
+        return pipe
+    with pytest.raises(ValueError) as e:
+        make(sequence_length=3)
+    assert plain(e.value) == ("fn.experimental.inputs.video: give it a name (name=\"...\"): "
+                              "pipe.feed_input(name, data) feeds it its videos.")
+    with pytest.raises(TypeError) as e:
+        make(name="in")
+    assert plain(e.value) == ("fn.experimental.inputs.video: the argument 'sequence_length' is "
+                              "required (frames in each sequence).")
+    with pytest.raises(TypeError) as e:
+        make(name="in", sequence_length=3, frames_per_sequence=3)
+    assert plain(e.value).startswith("fn.experimental.inputs.video got an unexpected argument "
+                                     "'frames_per_sequence'. Its arguments are: affine, blocking")
+    with pytest.raises(ValueError) as e:
+        make(name="in", sequence_length=3, last_sequence_policy="drop")
+    assert "last_sequence_policy" in str(e.value) and "'partial'" in str(e.value)
+    with pytest.raises(ValueError) as e:
+        make(name="in", sequence_length=0)
+    assert "sequence_length" in str(e.value)
+    with pytest.raises(ValueError) as e:
+        make(name="in", sequence_length=3, device="gpu")
+    assert plain(e.value) == ("fn.experimental.inputs.video: device must be 'cpu' or 'mixed', "
+                              "got 'gpu'.")
+    pipe = make(name="in", sequence_length=3)
+    with pytest.raises(ValueError) as e:
+        pipe.feed_input("in", [blob(VP9_WEBM), blob(VP9_WEBM)])
+    assert plain(e.value) == ("fn.experimental.inputs.video: feed_input takes a batch of one "
+                              "encoded video (a list holding one 1-D uint8 array of the file's "
+                              "bytes), got 2 samples")
+    with pytest.raises(TypeError) as e:
+        pipe.feed_input("in", [np.zeros((4, 4), np.float32)])
+    assert "got a float32 array of shape (4, 4)" in str(e.value)
+    if FFMPEG:
+        with pytest.raises(stoker.DecodeError) as e:
+            pipe.feed_input("in", [np.frombuffer(b"not a video at all" * 50, np.uint8)])
+        assert plain(e.value).startswith("fn.experimental.inputs.video: the video fed with "
+                                         "feed_input cannot be read: ")
+    with pytest.raises(ValueError) as e:
+        pipe.serialize()
+    assert "fn.experimental.inputs.video" in str(e.value) and "cannot be serialized" in str(e.value)
+
+
+@needs_ffmpeg
+@pytest.mark.skipif(stoker._C.cuda_device_count() == 0, reason="no GPU here")
+def test_inputs_video_mixed_equals_cpu():
+    data = blob(AVC)
+    gpu, cpu = video_input(device="mixed", sequence_length=16), video_input(sequence_length=16)
+    for p in (gpu, cpu):
+        p.feed_input("in", [data])
+    for g, c in zip(run_all(gpu, 2), run_all(cpu, 2)):
+        for a, b in zip(g, c):
+            np.testing.assert_array_equal(a, b)
