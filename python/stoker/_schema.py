@@ -287,10 +287,7 @@ def record_op(op_name, inputs, kwargs, default_device=None):
     args, tensor_args = {}, {}
     for k, v in kwargs.items():
         if k not in argdefs:
-            close = difflib.get_close_matches(k, list(argdefs) + list(_COMMON), n=1)
-            hint = f" Did you mean '{close[0]}'?" if close else ""
-            raise TypeError(f"fn.{op_name} got an unexpected argument '{k}'.{hint} "
-                            f"Its arguments are: {', '.join(sorted(argdefs))}.")
+            raise unexpected_arg(op_name, k, argdefs)
         if v is None:
             continue
         if isinstance(v, DataNode):
@@ -308,13 +305,7 @@ def record_op(op_name, inputs, kwargs, default_device=None):
             continue
         if isinstance(v, _types.Constant):
             v = v.value
-        try:
-            args[k] = _C.check_arg(op_name, k, v)
-        except (TypeError, ValueError) as e:
-            text = str(e)
-            if not text.startswith(f"fn.{op_name}: "):
-                raise
-            raise type(e)(f"{where}: {text[len(op_name) + 5:]}") from None
+        args[k] = checked_arg(op_name, k, v, where)
     # @pipeline_def(enable_conditionals=True): in a branch of an `if` on a DataNode, inputs
     # made outside the branch are split down to it (stoker._conditionals).
     conditions = getattr(pipe, "_condition_stack", None)
@@ -334,6 +325,26 @@ def record_op(op_name, inputs, kwargs, default_device=None):
     # A tuple (DALI: a list), so that `return fn.readers.file(...)` gives the pipeline both
     # outputs; a list the user builds is one (wrong) output, as in DALI.
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def unexpected_arg(op_name, k, argdefs):
+    """The TypeError for an argument `k` the schema does not have (with the closest name)."""
+    close = difflib.get_close_matches(k, list(argdefs) + list(_COMMON), n=1)
+    hint = f" Did you mean '{close[0]}'?" if close else ""
+    return TypeError(f"fn.{op_name} got an unexpected argument '{k}'.{hint} "
+                     f"Its arguments are: {', '.join(sorted(argdefs))}.")
+
+
+def checked_arg(op_name, k, v, where):
+    """A constant argument checked (and normalised) by the schema; the message names `where`
+    (the operator and the user's line)."""
+    try:
+        return _C.check_arg(op_name, k, v)
+    except (TypeError, ValueError) as e:
+        text = str(e)
+        if not text.startswith(f"fn.{op_name}: "):
+            raise
+        raise type(e)(f"{where}: {text[len(op_name) + 5:]}") from None
 
 
 def _is_input_set(x):

@@ -102,8 +102,7 @@ def _inputs_video(inputs, kwargs):
     then copies it to the GPU, as that operator does)."""
     import weakref
 
-    from . import _C
-    from ._schema import SCHEMAS, plain_arg, record_op
+    from ._schema import SCHEMAS, checked_arg, plain_arg, record_op, unexpected_arg
     from .pipeline import DataNode, _user_location
     op = "experimental.inputs.video"
     where = f"fn.{op} ({_user_location()})"
@@ -123,18 +122,11 @@ def _inputs_video(inputs, kwargs):
     args = {}
     for k, v in kwargs.items():
         if k not in argdefs:
-            raise TypeError(f"fn.{op} got an unexpected argument '{k}'. Its arguments are: "
-                            f"{', '.join(sorted(argdefs))}.")
+            raise unexpected_arg(op, k, argdefs)
         if isinstance(v, DataNode):
             raise TypeError(f"fn.{op}: argument '{k}' must be a constant; it does not accept a "
                             "per-sample tensor from another operator.")
-        try:
-            args[k] = _C.check_arg(op, k, plain_arg(v, f"{where}: argument '{k}'"))
-        except (TypeError, ValueError) as e:
-            text = str(e)
-            if not text.startswith(f"fn.{op}: "):
-                raise
-            raise type(e)(f"{where}: {text[len(op) + 5:]}") from None
+        args[k] = checked_arg(op, k, plain_arg(v, f"{where}: argument '{k}'"), where)
     if "sequence_length" not in args:
         raise TypeError(f"{where}: the argument 'sequence_length' is required (frames in each "
                         "sequence).")
