@@ -11,6 +11,16 @@ from . import types as _types
 from .pipeline import DETACHED, DataNode, Pipeline
 
 SCHEMAS = {s["name"]: s for s in _C.schemas()}
+
+
+def _python_schemas():
+    """Operators that the Python layer builds from others (_COMPOSITES) and whose schema it
+    makes from theirs."""
+    from ._video import video_resize_schema
+    return {"readers.video_resize": video_resize_schema(SCHEMAS)}
+
+
+SCHEMAS.update(_python_schemas())
 _INSTALLERS = []  # (module name, function that fills it from SCHEMAS): fn and ops
 
 
@@ -22,6 +32,7 @@ def refresh():
     """Re-reads the schemas after a plugin added operators, and adds those to fn and ops."""
     import sys
     SCHEMAS.update({s["name"]: s for s in _C.schemas()})
+    SCHEMAS.update(_python_schemas())
     for module_name, install in _INSTALLERS:
         sys.modules[module_name].__all__ = install()
 
@@ -112,7 +123,8 @@ _OUTPUTS_BY_INPUTS = {
 # asked for on that device, the CPU operator runs and each output is copied to the GPU (as
 # .gpu() does, in the mixed stage), so that DALI's video pipelines run unchanged.
 # (experimental.inputs.video is built from decoders.video: _COMPOSITES.)
-CPU_DECODED = {"readers.video": "gpu", "decoders.video": "mixed", "experimental.inputs.video": "mixed"}
+CPU_DECODED = {"readers.video": "gpu", "decoders.video": "mixed", "experimental.inputs.video": "mixed",
+               "readers.video_resize": "gpu"}
 _cpu_decoded_said = set()
 
 
@@ -132,6 +144,7 @@ def _decoded_on_cpu(op_name, device):
 # Operators that the Python layer builds from others: (inputs, kwargs) -> the outputs.
 _COMPOSITES = {
     "experimental.inputs.video": "stoker._video:_inputs_video",
+    "readers.video_resize": "stoker._video:_video_resize",
 }
 
 

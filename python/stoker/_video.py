@@ -140,3 +140,47 @@ def _inputs_video(inputs, kwargs):
                         "pad_mode": "constant" if pad else "none"})
     es.output = weakref.ref(frames.op)
     return frames
+
+
+def video_resize_schema(schemas):
+    """readers.video_resize's schema: readers.video's arguments, then resize's (its dtype is
+    the reader's)."""
+    reader, resize = schemas["readers.video"], schemas["resize"]
+    taken = {a["name"] for a in reader["args"]}
+    gpu = "mixed" in schemas["_to_gpu"]["backends"]
+    return dict(
+        reader, name="readers.video_resize",
+        args=list(reader["args"]) + [a for a in resize["args"] if a["name"] not in taken],
+        backends=["cpu", "gpu"] if gpu else ["cpu"],
+        doc="Reads video sequences as readers.video does and resizes their frames as resize does "
+            "(resize_x/resize_y, resize_shorter, size, mode, interp_type, ...): readers.video "
+            "then resize on the CPU; device='gpu' then copies every output to the GPU (DALI "
+            "decodes and resizes there with NVDEC; stoker decodes on the CPU for now).")
+
+
+def _video_resize(inputs, kwargs):
+    """fn.readers.video_resize: readers.video, resize on its frames, and on device='gpu' a copy
+    of every output to the GPU."""
+    from ._schema import SCHEMAS, _decoded_on_cpu, record_op, unexpected_arg
+    op = "readers.video_resize"
+    if inputs:
+        raise TypeError(f"fn.{op} takes no inputs, got {len(inputs)}.")
+    device = kwargs.pop("device", None) or "cpu"
+    if device not in SCHEMAS[op]["backends"]:
+        raise ValueError(f"fn.{op} has no '{device}' backend in this build of stoker; it runs "
+                         f"on: {', '.join(SCHEMAS[op]['backends'])}.")
+    argdefs = {a["name"]: a for a in SCHEMAS[op]["args"]}
+    for k in kwargs:
+        if k not in argdefs and k not in ("name", "preserve", "bytes_per_sample_hint"):
+            raise unexpected_arg(op, k, argdefs)
+    sizes = {a["name"] for a in SCHEMAS["resize"]["args"]} - {"dtype"}
+    resize_kw = {k: kwargs.pop(k) for k in list(kwargs) if k in sizes}
+    outs = record_op("readers.video", (), kwargs)
+    outs = list(outs) if isinstance(outs, tuple) else [outs]
+    outs[0] = record_op("resize", [outs[0]], resize_kw)
+    if device == "gpu":
+        _decoded_on_cpu(op, device)
+        shown = f"fn.{op}(device='gpu')"
+        outs = [record_op("_to_gpu", [o], {"_display_name": shown}, default_device="mixed")
+                for o in outs]
+    return outs[0] if len(outs) == 1 else tuple(outs)

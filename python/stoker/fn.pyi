@@ -3338,6 +3338,126 @@ def video_reader(
       bytes_per_sample_hint: accepted for DALI; unused.
     """
 
+def video_reader_resize(
+    *,
+    shard_id: _Int = 0,
+    num_shards: _Int = 1,
+    stick_to_shard: _Bool = False,
+    pad_last_batch: _Bool = False,
+    random_shuffle: _Bool = False,
+    initial_fill: _Int = 1024,
+    shuffle_after_epoch: _Bool = False,
+    read_ahead: _Bool = False,
+    dont_use_mmap: _Bool = False,
+    lazy_init: _Bool = False,
+    prefetch_queue_depth: _Int = 1,
+    skip_cached_images: _Bool = False,
+    tensor_init_bytes: _Int = 1048576,
+    seed: _Int = -1,
+    filenames: Union[_StrList, None] = None,
+    file_root: Union[_Str, None] = None,
+    file_list: Union[_Str, None] = None,
+    labels: Union[_IntList, None] = None,
+    sequence_length: _Int,
+    step: _Int = -1,
+    stride: _Int = 1,
+    channels: _Int = 3,
+    dtype: _DType = types.DALIDataType.UINT8,
+    image_type: types.DALIImageType = types.DALIImageType.RGB,
+    normalized: _Bool = False,
+    enable_frame_num: _Str = 'none',
+    enable_timestamps: _Bool = False,
+    file_list_frame_num: _Bool = False,
+    file_list_include_preceding_frame: _Bool = False,
+    pad_sequences: _Bool = False,
+    skip_vfr_check: _Bool = False,
+    additional_decode_surfaces: _Int = 2,
+    on_error: _Str = 'raise',
+    resize_x: Union[_Float, DataNode, None] = None,
+    resize_y: Union[_Float, DataNode, None] = None,
+    resize_z: Union[_Float, DataNode, None] = None,
+    size: Union[_FloatList, DataNode, None] = None,
+    resize_shorter: Union[_Float, DataNode, None] = None,
+    resize_longer: Union[_Float, DataNode, None] = None,
+    max_size: Union[_FloatList, None] = None,
+    mode: Union[_Str, None] = None,
+    subpixel_scale: _Bool = True,
+    roi_start: Union[_FloatList, DataNode, None] = None,
+    roi_end: Union[_FloatList, DataNode, None] = None,
+    roi_relative: _Bool = False,
+    parity: _Str = 'default',
+    minibatch_size: _Int = 32,
+    temp_buffer_hint: _Int = 0,
+    interp_type: types.DALIInterpType = types.DALIInterpType.INTERP_LINEAR,
+    min_filter: Union[types.DALIInterpType, None] = None,
+    mag_filter: Union[types.DALIInterpType, None] = None,
+    antialias: _Bool = True,
+    device: Union[str, None] = None,
+    name: Union[str, None] = None,
+    preserve: bool = False,
+    bytes_per_sample_hint: Union[_IntList, None] = None,
+) -> Tuple[DataNode, DataNode, DataNode, DataNode]:
+    """Reads video sequences as readers.video does and resizes their frames as resize does (resize_x/resize_y, resize_shorter, size, mode, interp_type, ...): readers.video then resize on the CPU; device='gpu' then copies every output to the GPU (DALI decodes and resizes there with NVDEC; stoker decodes on the CPU for now).
+
+    Keyword arguments:
+      shard_id (int, default 0): Index of the shard to read.
+      num_shards (int, default 1): Number of parts the data set is split into.
+      stick_to_shard (bool, default False): Keep reading the same shard every epoch instead of moving on to the next one.
+      pad_last_batch (bool, default False): Fill the shard's last batch by repeating its last sample, so that every epoch starts with a fresh batch.
+      random_shuffle (bool, default False): Shuffle through a buffer of initial_fill samples (after one fixed shuffle of the list).
+      initial_fill (int, default 1024): Size of the shuffle buffer used with random_shuffle.
+      shuffle_after_epoch (bool, default False): Shuffle the whole data set anew at every epoch (also the first), the same way in every shard: the permutation depends on the epoch only, not on the seed, so that shards stay disjoint. The reader keeps its shard (stick_to_shard is implied); it cannot be combined with random_shuffle or stick_to_shard.
+      read_ahead (bool, default False): Accepted for DALI compatibility; stoker always reads a batch ahead.
+      dont_use_mmap (bool, default False): Accepted for DALI compatibility; stoker reads files with read(), not mmap.
+      lazy_init (bool, default False): Accepted for DALI compatibility; the file list is built when the pipeline is built.
+      prefetch_queue_depth (int, default 1): Accepted for DALI compatibility; the pipeline's prefetch_queue_depth governs read-ahead.
+      skip_cached_images (bool, default False): Accepted for DALI compatibility; stoker has no decoder cache.
+      tensor_init_bytes (int, default 1048576): Accepted for DALI compatibility; buffers come from a pool sized by use.
+      seed (int, default -1): Random seed of the shuffle; -1 takes it from the pipeline.
+      filenames (list of str, optional): Paths of the video files.
+      file_root (str, optional): Folder with one sub-folder of videos per class (labels are the folders' indices in sorted order).
+      file_list (str, optional): Text file of 'path label [start [end]]' lines; start and end are seconds (or frames with file_list_frame_num), negative ones count from the end.
+      labels (list of int, optional): A label per entry of filenames; an empty list gives 0, 1, 2, ...; without it there is no labels output.
+      sequence_length (int, required): Frames per sequence.
+      step (int, default -1): Frames between the starts of consecutive sequences; <= 0 means sequence_length.
+      stride (int, default 1): Distance between consecutive frames of a sequence.
+      channels (int, default 3): Channels of the output frames (3).
+      dtype (stoker.types.DALIDataType, default types.DALIDataType.UINT8): UINT8 or FLOAT.
+      image_type (stoker.types.DALIImageType, default types.DALIImageType.RGB): RGB, or YCbCr (the stream's own Y, Cb, Cr, chroma upsampled).
+      normalized (bool, default False): With dtype=FLOAT, values in [0, 1] instead of [0, 255].
+      enable_frame_num (str, default 'none'): 'scalar': output the first frame's index (shape (1,)); 'sequence': every frame's index (-1 for padding); 'none': no frame_num output.
+      enable_timestamps (bool, default False): Output each frame's time in seconds (float64, -1 for padding).
+      file_list_frame_num (bool, default False): Read file_list's start and end as frame numbers instead of seconds.
+      file_list_include_preceding_frame (bool, default False): Turn file_list times into frames with floor(start*fps) and ceil(end*fps) instead of ceil and floor.
+      pad_sequences (bool, default False): Also give the short sequences at the end of a video, zero-padded.
+      skip_vfr_check (bool, default False): Read variable frame rate videos instead of refusing them.
+      additional_decode_surfaces (int, default 2): Accepted for DALI compatibility (NVDEC surfaces); unused on the CPU.
+      on_error (str, default 'raise'): stoker: what to do with a sample that cannot be read or decoded: 'raise' an error naming the file, 'skip' it (the batch is filled with the next samples; the file is never delivered again). Skipped and replaced samples are counted in Pipeline.error_stats() and logged once per file.
+      resize_x (float or a per-sample DataNode, optional): Output width; 0 or absent: from the other extents (keeping the aspect ratio).
+      resize_y (float or a per-sample DataNode, optional): Output height; 0 or absent: from the other extents.
+      resize_z (float or a per-sample DataNode, optional): Output depth (volumes only); 0 or absent: from the other extents.
+      size (list of float or a per-sample DataNode, optional): Output size (H, W), or (D, H, W) for volumes; 0 for an extent computed from the others.
+      resize_shorter (float or a per-sample DataNode, optional): Length of the shorter side; the aspect ratio is kept.
+      resize_longer (float or a per-sample DataNode, optional): Length of the longer side; the aspect ratio is kept.
+      max_size (list of float, optional): Upper limit of the output extents (one value, or one per axis).
+      mode (str, optional): How size is applied: 'default', 'stretch', 'not_smaller' or 'not_larger'.
+      subpixel_scale (bool, default True): Keep the exact (unrounded) scale, adjusting the source window, rather than stretching to whole output pixels.
+      roi_start (list of float or a per-sample DataNode, optional): Start of the source region (H, W), or (D, H, W) for volumes; absolute, or relative with roi_relative.
+      roi_end (list of float or a per-sample DataNode, optional): End of the source region; a start above the end flips that axis.
+      roi_relative (bool, default False): roi_start and roi_end are fractions of the input size.
+      parity (str, default 'default'): stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge pixels repeated at the borders), 'pil' (Image.resize exactly: borders renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner sampling).
+      minibatch_size (int, default 32): Accepted for DALI compatibility (a GPU batching hint).
+      temp_buffer_hint (int, default 0): Accepted for DALI compatibility; scratch memory is sized by use.
+      interp_type (stoker.types.DALIInterpType, default types.DALIInterpType.INTERP_LINEAR): Interpolation of the resize: INTERP_NN, INTERP_LINEAR, INTERP_CUBIC, INTERP_LANCZOS3, INTERP_TRIANGULAR or INTERP_GAUSSIAN.
+      min_filter (stoker.types.DALIInterpType, optional): Filter when shrinking (default: interp_type).
+      mag_filter (stoker.types.DALIInterpType, optional): Filter when enlarging (default: interp_type).
+      antialias (bool, default True): Widen the filter when shrinking, so that the result does not alias.
+      device: 'cpu', 'gpu' or 'mixed'.
+      name: a name for the operator (readers: the name for reader_meta).
+      preserve: keep the operator even if its outputs are unused.
+      bytes_per_sample_hint: accepted for DALI; unused.
+    """
+
 def warp_affine(
     data: _Input,
     mtx: _Input = ...,
@@ -5313,6 +5433,127 @@ class readers:
           skip_vfr_check (bool, default False): Read variable frame rate videos instead of refusing them.
           additional_decode_surfaces (int, default 2): Accepted for DALI compatibility (NVDEC surfaces); unused on the CPU.
           on_error (str, default 'raise'): stoker: what to do with a sample that cannot be read or decoded: 'raise' an error naming the file, 'skip' it (the batch is filled with the next samples; the file is never delivered again). Skipped and replaced samples are counted in Pipeline.error_stats() and logged once per file.
+          device: 'cpu', 'gpu' or 'mixed'.
+          name: a name for the operator (readers: the name for reader_meta).
+          preserve: keep the operator even if its outputs are unused.
+          bytes_per_sample_hint: accepted for DALI; unused.
+        """
+
+    @staticmethod
+    def video_resize(
+        *,
+        shard_id: _Int = 0,
+        num_shards: _Int = 1,
+        stick_to_shard: _Bool = False,
+        pad_last_batch: _Bool = False,
+        random_shuffle: _Bool = False,
+        initial_fill: _Int = 1024,
+        shuffle_after_epoch: _Bool = False,
+        read_ahead: _Bool = False,
+        dont_use_mmap: _Bool = False,
+        lazy_init: _Bool = False,
+        prefetch_queue_depth: _Int = 1,
+        skip_cached_images: _Bool = False,
+        tensor_init_bytes: _Int = 1048576,
+        seed: _Int = -1,
+        filenames: Union[_StrList, None] = None,
+        file_root: Union[_Str, None] = None,
+        file_list: Union[_Str, None] = None,
+        labels: Union[_IntList, None] = None,
+        sequence_length: _Int,
+        step: _Int = -1,
+        stride: _Int = 1,
+        channels: _Int = 3,
+        dtype: _DType = types.DALIDataType.UINT8,
+        image_type: types.DALIImageType = types.DALIImageType.RGB,
+        normalized: _Bool = False,
+        enable_frame_num: _Str = 'none',
+        enable_timestamps: _Bool = False,
+        file_list_frame_num: _Bool = False,
+        file_list_include_preceding_frame: _Bool = False,
+        pad_sequences: _Bool = False,
+        skip_vfr_check: _Bool = False,
+        additional_decode_surfaces: _Int = 2,
+        on_error: _Str = 'raise',
+        resize_x: Union[_Float, DataNode, None] = None,
+        resize_y: Union[_Float, DataNode, None] = None,
+        resize_z: Union[_Float, DataNode, None] = None,
+        size: Union[_FloatList, DataNode, None] = None,
+        resize_shorter: Union[_Float, DataNode, None] = None,
+        resize_longer: Union[_Float, DataNode, None] = None,
+        max_size: Union[_FloatList, None] = None,
+        mode: Union[_Str, None] = None,
+        subpixel_scale: _Bool = True,
+        roi_start: Union[_FloatList, DataNode, None] = None,
+        roi_end: Union[_FloatList, DataNode, None] = None,
+        roi_relative: _Bool = False,
+        parity: _Str = 'default',
+        minibatch_size: _Int = 32,
+        temp_buffer_hint: _Int = 0,
+        interp_type: types.DALIInterpType = types.DALIInterpType.INTERP_LINEAR,
+        min_filter: Union[types.DALIInterpType, None] = None,
+        mag_filter: Union[types.DALIInterpType, None] = None,
+        antialias: _Bool = True,
+        device: Union[str, None] = None,
+        name: Union[str, None] = None,
+        preserve: bool = False,
+        bytes_per_sample_hint: Union[_IntList, None] = None,
+    ) -> Tuple[DataNode, DataNode, DataNode, DataNode]:
+        """Reads video sequences as readers.video does and resizes their frames as resize does (resize_x/resize_y, resize_shorter, size, mode, interp_type, ...): readers.video then resize on the CPU; device='gpu' then copies every output to the GPU (DALI decodes and resizes there with NVDEC; stoker decodes on the CPU for now).
+
+        Keyword arguments:
+          shard_id (int, default 0): Index of the shard to read.
+          num_shards (int, default 1): Number of parts the data set is split into.
+          stick_to_shard (bool, default False): Keep reading the same shard every epoch instead of moving on to the next one.
+          pad_last_batch (bool, default False): Fill the shard's last batch by repeating its last sample, so that every epoch starts with a fresh batch.
+          random_shuffle (bool, default False): Shuffle through a buffer of initial_fill samples (after one fixed shuffle of the list).
+          initial_fill (int, default 1024): Size of the shuffle buffer used with random_shuffle.
+          shuffle_after_epoch (bool, default False): Shuffle the whole data set anew at every epoch (also the first), the same way in every shard: the permutation depends on the epoch only, not on the seed, so that shards stay disjoint. The reader keeps its shard (stick_to_shard is implied); it cannot be combined with random_shuffle or stick_to_shard.
+          read_ahead (bool, default False): Accepted for DALI compatibility; stoker always reads a batch ahead.
+          dont_use_mmap (bool, default False): Accepted for DALI compatibility; stoker reads files with read(), not mmap.
+          lazy_init (bool, default False): Accepted for DALI compatibility; the file list is built when the pipeline is built.
+          prefetch_queue_depth (int, default 1): Accepted for DALI compatibility; the pipeline's prefetch_queue_depth governs read-ahead.
+          skip_cached_images (bool, default False): Accepted for DALI compatibility; stoker has no decoder cache.
+          tensor_init_bytes (int, default 1048576): Accepted for DALI compatibility; buffers come from a pool sized by use.
+          seed (int, default -1): Random seed of the shuffle; -1 takes it from the pipeline.
+          filenames (list of str, optional): Paths of the video files.
+          file_root (str, optional): Folder with one sub-folder of videos per class (labels are the folders' indices in sorted order).
+          file_list (str, optional): Text file of 'path label [start [end]]' lines; start and end are seconds (or frames with file_list_frame_num), negative ones count from the end.
+          labels (list of int, optional): A label per entry of filenames; an empty list gives 0, 1, 2, ...; without it there is no labels output.
+          sequence_length (int, required): Frames per sequence.
+          step (int, default -1): Frames between the starts of consecutive sequences; <= 0 means sequence_length.
+          stride (int, default 1): Distance between consecutive frames of a sequence.
+          channels (int, default 3): Channels of the output frames (3).
+          dtype (stoker.types.DALIDataType, default types.DALIDataType.UINT8): UINT8 or FLOAT.
+          image_type (stoker.types.DALIImageType, default types.DALIImageType.RGB): RGB, or YCbCr (the stream's own Y, Cb, Cr, chroma upsampled).
+          normalized (bool, default False): With dtype=FLOAT, values in [0, 1] instead of [0, 255].
+          enable_frame_num (str, default 'none'): 'scalar': output the first frame's index (shape (1,)); 'sequence': every frame's index (-1 for padding); 'none': no frame_num output.
+          enable_timestamps (bool, default False): Output each frame's time in seconds (float64, -1 for padding).
+          file_list_frame_num (bool, default False): Read file_list's start and end as frame numbers instead of seconds.
+          file_list_include_preceding_frame (bool, default False): Turn file_list times into frames with floor(start*fps) and ceil(end*fps) instead of ceil and floor.
+          pad_sequences (bool, default False): Also give the short sequences at the end of a video, zero-padded.
+          skip_vfr_check (bool, default False): Read variable frame rate videos instead of refusing them.
+          additional_decode_surfaces (int, default 2): Accepted for DALI compatibility (NVDEC surfaces); unused on the CPU.
+          on_error (str, default 'raise'): stoker: what to do with a sample that cannot be read or decoded: 'raise' an error naming the file, 'skip' it (the batch is filled with the next samples; the file is never delivered again). Skipped and replaced samples are counted in Pipeline.error_stats() and logged once per file.
+          resize_x (float or a per-sample DataNode, optional): Output width; 0 or absent: from the other extents (keeping the aspect ratio).
+          resize_y (float or a per-sample DataNode, optional): Output height; 0 or absent: from the other extents.
+          resize_z (float or a per-sample DataNode, optional): Output depth (volumes only); 0 or absent: from the other extents.
+          size (list of float or a per-sample DataNode, optional): Output size (H, W), or (D, H, W) for volumes; 0 for an extent computed from the others.
+          resize_shorter (float or a per-sample DataNode, optional): Length of the shorter side; the aspect ratio is kept.
+          resize_longer (float or a per-sample DataNode, optional): Length of the longer side; the aspect ratio is kept.
+          max_size (list of float, optional): Upper limit of the output extents (one value, or one per axis).
+          mode (str, optional): How size is applied: 'default', 'stretch', 'not_smaller' or 'not_larger'.
+          subpixel_scale (bool, default True): Keep the exact (unrounded) scale, adjusting the source window, rather than stretching to whole output pixels.
+          roi_start (list of float or a per-sample DataNode, optional): Start of the source region (H, W), or (D, H, W) for volumes; absolute, or relative with roi_relative.
+          roi_end (list of float or a per-sample DataNode, optional): End of the source region; a start above the end flips that axis.
+          roi_relative (bool, default False): roi_start and roi_end are fractions of the input size.
+          parity (str, default 'default'): stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge pixels repeated at the borders), 'pil' (Image.resize exactly: borders renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner sampling).
+          minibatch_size (int, default 32): Accepted for DALI compatibility (a GPU batching hint).
+          temp_buffer_hint (int, default 0): Accepted for DALI compatibility; scratch memory is sized by use.
+          interp_type (stoker.types.DALIInterpType, default types.DALIInterpType.INTERP_LINEAR): Interpolation of the resize: INTERP_NN, INTERP_LINEAR, INTERP_CUBIC, INTERP_LANCZOS3, INTERP_TRIANGULAR or INTERP_GAUSSIAN.
+          min_filter (stoker.types.DALIInterpType, optional): Filter when shrinking (default: interp_type).
+          mag_filter (stoker.types.DALIInterpType, optional): Filter when enlarging (default: interp_type).
+          antialias (bool, default True): Widen the filter when shrinking, so that the result does not alias.
           device: 'cpu', 'gpu' or 'mixed'.
           name: a name for the operator (readers: the name for reader_meta).
           preserve: keep the operator even if its outputs are unused.

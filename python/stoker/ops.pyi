@@ -2632,6 +2632,75 @@ class VideoReader:
     ) -> None: ...
     def __call__(self, **kwargs: Any) -> Any: ...
 
+class VideoReaderResize:
+    """Reads video sequences as readers.video does and resizes their frames as resize does (resize_x/resize_y, resize_shorter, size, mode, interp_type, ...): readers.video then resize on the CPU; device='gpu' then copies every output to the GPU (DALI decodes and resizes there with NVDEC; stoker decodes on the CPU for now).
+
+    The function form, whose docstring lists the arguments: fn.readers.video_resize.
+    """
+    schema_name: str
+    device: Union[str, None]
+    def __init__(
+        self,
+        *,
+        shard_id: _Int = 0,
+        num_shards: _Int = 1,
+        stick_to_shard: _Bool = False,
+        pad_last_batch: _Bool = False,
+        random_shuffle: _Bool = False,
+        initial_fill: _Int = 1024,
+        shuffle_after_epoch: _Bool = False,
+        read_ahead: _Bool = False,
+        dont_use_mmap: _Bool = False,
+        lazy_init: _Bool = False,
+        prefetch_queue_depth: _Int = 1,
+        skip_cached_images: _Bool = False,
+        tensor_init_bytes: _Int = 1048576,
+        seed: _Int = -1,
+        filenames: Union[_StrList, None] = None,
+        file_root: Union[_Str, None] = None,
+        file_list: Union[_Str, None] = None,
+        labels: Union[_IntList, None] = None,
+        sequence_length: Union[_Int, None] = None,
+        step: _Int = -1,
+        stride: _Int = 1,
+        channels: _Int = 3,
+        dtype: _DType = types.DALIDataType.UINT8,
+        image_type: types.DALIImageType = types.DALIImageType.RGB,
+        normalized: _Bool = False,
+        enable_frame_num: _Str = 'none',
+        enable_timestamps: _Bool = False,
+        file_list_frame_num: _Bool = False,
+        file_list_include_preceding_frame: _Bool = False,
+        pad_sequences: _Bool = False,
+        skip_vfr_check: _Bool = False,
+        additional_decode_surfaces: _Int = 2,
+        on_error: _Str = 'raise',
+        resize_x: Union[_Float, DataNode, None] = None,
+        resize_y: Union[_Float, DataNode, None] = None,
+        resize_z: Union[_Float, DataNode, None] = None,
+        size: Union[_FloatList, DataNode, None] = None,
+        resize_shorter: Union[_Float, DataNode, None] = None,
+        resize_longer: Union[_Float, DataNode, None] = None,
+        max_size: Union[_FloatList, None] = None,
+        mode: Union[_Str, None] = None,
+        subpixel_scale: _Bool = True,
+        roi_start: Union[_FloatList, DataNode, None] = None,
+        roi_end: Union[_FloatList, DataNode, None] = None,
+        roi_relative: _Bool = False,
+        parity: _Str = 'default',
+        minibatch_size: _Int = 32,
+        temp_buffer_hint: _Int = 0,
+        interp_type: types.DALIInterpType = types.DALIInterpType.INTERP_LINEAR,
+        min_filter: Union[types.DALIInterpType, None] = None,
+        mag_filter: Union[types.DALIInterpType, None] = None,
+        antialias: _Bool = True,
+        device: Union[str, None] = None,
+        name: Union[str, None] = None,
+        preserve: bool = False,
+        bytes_per_sample_hint: Union[_IntList, None] = None,
+    ) -> None: ...
+    def __call__(self, **kwargs: Any) -> Tuple[DataNode, DataNode, DataNode, DataNode]: ...
+
 class WarpAffine:
     """Applies an affine transformation to the images. Output pixel (x, y) (pixel centres at +0.5) reads the source at (M11 x + M12 y + M13, M21 x + M22 y + M23), where [0, 0] is the corner of the first pixel. Sequences (FHWC) use the same matrix for every frame. Volumes (DHWC, FDHWC; CPU) take a 3x4 matrix over (x, y, z) = (width, height, depth) and INTERP_NN or INTERP_LINEAR.
 
@@ -4127,6 +4196,75 @@ class readers:
             bytes_per_sample_hint: Union[_IntList, None] = None,
         ) -> None: ...
         def __call__(self, **kwargs: Any) -> Any: ...
+
+    class VideoResize:
+        """Reads video sequences as readers.video does and resizes their frames as resize does (resize_x/resize_y, resize_shorter, size, mode, interp_type, ...): readers.video then resize on the CPU; device='gpu' then copies every output to the GPU (DALI decodes and resizes there with NVDEC; stoker decodes on the CPU for now).
+
+        The function form, whose docstring lists the arguments: fn.readers.video_resize.
+        """
+        schema_name: str
+        device: Union[str, None]
+        def __init__(
+            self,
+            *,
+            shard_id: _Int = 0,
+            num_shards: _Int = 1,
+            stick_to_shard: _Bool = False,
+            pad_last_batch: _Bool = False,
+            random_shuffle: _Bool = False,
+            initial_fill: _Int = 1024,
+            shuffle_after_epoch: _Bool = False,
+            read_ahead: _Bool = False,
+            dont_use_mmap: _Bool = False,
+            lazy_init: _Bool = False,
+            prefetch_queue_depth: _Int = 1,
+            skip_cached_images: _Bool = False,
+            tensor_init_bytes: _Int = 1048576,
+            seed: _Int = -1,
+            filenames: Union[_StrList, None] = None,
+            file_root: Union[_Str, None] = None,
+            file_list: Union[_Str, None] = None,
+            labels: Union[_IntList, None] = None,
+            sequence_length: Union[_Int, None] = None,
+            step: _Int = -1,
+            stride: _Int = 1,
+            channels: _Int = 3,
+            dtype: _DType = types.DALIDataType.UINT8,
+            image_type: types.DALIImageType = types.DALIImageType.RGB,
+            normalized: _Bool = False,
+            enable_frame_num: _Str = 'none',
+            enable_timestamps: _Bool = False,
+            file_list_frame_num: _Bool = False,
+            file_list_include_preceding_frame: _Bool = False,
+            pad_sequences: _Bool = False,
+            skip_vfr_check: _Bool = False,
+            additional_decode_surfaces: _Int = 2,
+            on_error: _Str = 'raise',
+            resize_x: Union[_Float, DataNode, None] = None,
+            resize_y: Union[_Float, DataNode, None] = None,
+            resize_z: Union[_Float, DataNode, None] = None,
+            size: Union[_FloatList, DataNode, None] = None,
+            resize_shorter: Union[_Float, DataNode, None] = None,
+            resize_longer: Union[_Float, DataNode, None] = None,
+            max_size: Union[_FloatList, None] = None,
+            mode: Union[_Str, None] = None,
+            subpixel_scale: _Bool = True,
+            roi_start: Union[_FloatList, DataNode, None] = None,
+            roi_end: Union[_FloatList, DataNode, None] = None,
+            roi_relative: _Bool = False,
+            parity: _Str = 'default',
+            minibatch_size: _Int = 32,
+            temp_buffer_hint: _Int = 0,
+            interp_type: types.DALIInterpType = types.DALIInterpType.INTERP_LINEAR,
+            min_filter: Union[types.DALIInterpType, None] = None,
+            mag_filter: Union[types.DALIInterpType, None] = None,
+            antialias: _Bool = True,
+            device: Union[str, None] = None,
+            name: Union[str, None] = None,
+            preserve: bool = False,
+            bytes_per_sample_hint: Union[_IntList, None] = None,
+        ) -> None: ...
+        def __call__(self, **kwargs: Any) -> Tuple[DataNode, DataNode, DataNode, DataNode]: ...
 
     class Webdataset:
         """Reads samples from WebDataset tar archives: a sample is the run of consecutive files that share a name up to the first dot; each output takes the first file of the sample whose extension is in its set. Archives must be plain tar (not compressed), as in DALI; a truncated or corrupt archive raises an error naming the file and the offset.

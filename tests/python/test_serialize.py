@@ -345,7 +345,9 @@ def test_every_argument_type_of_the_schemas_is_covered():
     assert [t for t in all_arg_types() if t not in known] == []
 
 
-@pytest.mark.parametrize("op", sorted(SCHEMAS))
+# (Schemas the Python layer makes from others, readers.video_resize, have no C++ check of
+# their own: the operators they are built of check their arguments.)
+@pytest.mark.parametrize("op", sorted(s["name"] for s in stoker._C.schemas()))
 def test_every_argument_of_every_operator_round_trips(op):
     """Each argument's value, as the schema check returned it, encoded to JSON and back and
     checked again: the same value of the same type."""

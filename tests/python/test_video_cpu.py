@@ -909,3 +909,59 @@ def test_inputs_video_mixed_equals_cpu():
     for g, c in zip(run_all(gpu, 2), run_all(cpu, 2)):
         for a, b in zip(g, c):
             np.testing.assert_array_equal(a, b)
+
+
+# ---- readers.video_resize: readers.video, then resize (DALI: GPU only, NVDEC) ------------------
+
+def video_resize(device="cpu", **kw):
+    @pipeline_def(batch_size=2, num_threads=2, device_id=None if device == "cpu" else 0, seed=5)
+    def p():
+        return tuple(fn.readers.video_resize(device=device, name="R", **kw))
+    return p()
+
+
+@needs_ffmpeg
+def test_video_resize_is_the_reader_then_resize():
+    kw = dict(filenames=[VP9_WEBM, AVC], labels=[1, 2], sequence_length=5, stride=3,
+              random_shuffle=True, enable_frame_num=True)
+
+    @pipeline_def(batch_size=2, num_threads=2, device_id=None, seed=5)
+    def ref():
+        video, label, num = fn.readers.video(name="R", **kw)
+        return fn.resize(video, resize_shorter=96, interp_type=types.INTERP_CUBIC,
+                         antialias=False), label, num
+    a, b = video_resize(resize_shorter=96, interp_type=types.INTERP_CUBIC, antialias=False, **kw), ref()
+    assert a.reader_meta("R") == b.reader_meta("R")
+    for _ in range(3):
+        for x, y in zip(a.run(), b.run()):
+            assert x.layout() == y.layout()
+            for i in range(2):
+                np.testing.assert_array_equal(np.array(x[i]), np.array(y[i]))
+    (v, _, _) = a.run()
+    shapes = {np.array(v[i]).shape for i in range(2)}
+    assert shapes <= {(5, 96, 96, 3), (5, 96, 120, 3)}  # 642x642 and 800x640 frames
+
+
+def test_video_resize_errors():
+    with pytest.raises(TypeError) as e:
+        video_resize(filenames=[VP9_WEBM], sequence_length=2, rezise_shorter=3).build()
+    assert plain(e.value).startswith("fn.readers.video_resize got an unexpected argument "
+                                     "'rezise_shorter'. Did you mean 'resize_shorter'?")
+    with pytest.raises(ValueError) as e:
+        video_resize(device="mixed", filenames=[VP9_WEBM], sequence_length=2).build()
+    assert plain(e.value).startswith("fn.readers.video_resize has no 'mixed' backend in this "
+                                     "build of stoker; it runs on: cpu")
+
+
+@needs_ffmpeg
+@pytest.mark.skipif(stoker._C.cuda_device_count() == 0, reason="no GPU here")
+def test_video_resize_gpu_equals_cpu():
+    kw = dict(filenames=[VP9_WEBM, AVC], labels=[1, 2], sequence_length=4, resize_x=128,
+              resize_y=96)
+    g, c = video_resize("gpu", **kw), video_resize(**kw)
+    for _ in range(2):
+        for x, y in zip(g.run(), c.run()):
+            assert type(x).__name__ == "TensorListGPU"
+            x = x.as_cpu()
+            for i in range(2):
+                np.testing.assert_array_equal(np.array(x[i]), np.array(y[i]))
