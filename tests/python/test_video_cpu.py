@@ -671,6 +671,29 @@ def test_variable_frame_rate(tmp_path):
 
 
 @needs_ffmpeg
+def test_constant_rate_in_whole_milliseconds_is_not_variable(tmp_path):
+    # WebM keeps time in milliseconds: 30 fps is 33 ms a frame (33.33 rounded), which is a
+    # constant rate, not a variable one.
+    import fractions
+    p = str(tmp_path / "ms.webm")
+    with av.open(p, mode="w", format="webm") as c:
+        s = c.add_stream("libvpx-vp9", rate=30)
+        s.width, s.height, s.pix_fmt = 64, 48, "yuv420p"
+        for i in range(12):
+            for pk in s.encode(av.VideoFrame.from_ndarray(
+                    np.full((48, 64, 3), 20 * i, np.uint8), format="rgb24")):
+                c.mux(pk)
+        for pk in s.encode(None):
+            c.mux(pk)
+    with av.open(p) as c:
+        assert c.streams.video[0].time_base == fractions.Fraction(1, 1000)
+    _, res = reader(batch_size=2, filenames=[p], labels=[], sequence_length=3,
+                    enable_timestamps=True)
+    np.testing.assert_array_equal(res[0][0][1], np.stack(pyav_frames(p)[3:6]))
+    np.testing.assert_allclose(res[0][2][1], [0.1, 0.133, 0.167], atol=1e-9)
+
+
+@needs_ffmpeg
 def test_huge_frames_are_refused_before_reading(tmp_path):
     for side, reason in [
             (12000, "the frames are 12000x12000 pixels, more than stoker's limit of 134217728 "

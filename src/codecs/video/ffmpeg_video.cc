@@ -333,8 +333,11 @@ class FfmpegVideo final : public VideoFile {
                     " of the video stream have the same timestamp");
     info_.frames.front().key = true;  // decoding starts at the stream's start anyway
     if (info_.fps > 0 && first_duration > 0) {
-      double d = static_cast<double>(first_duration) * info_.time_base_num / info_.time_base_den;
-      info_.variable_frame_rate = std::abs(d * info_.fps - 1.0) > 1e-3;
+      // A duration is a whole number of time-base ticks: 30 fps in Matroska's 1 ms is 33 ms,
+      // not 33.33. Only a difference of more than a tick (and 0.1%) is a different rate.
+      const double tick = static_cast<double>(info_.time_base_num) / info_.time_base_den;
+      const double d = static_cast<double>(first_duration) * tick;
+      info_.variable_frame_rate = std::abs(d - 1.0 / info_.fps) > tick + 1e-3 / info_.fps;
     }
     last_decoded_ = -1;
   }
