@@ -173,6 +173,28 @@ def test_reader_sequences_across_keyframes_equal_pyav():
 
 
 @needs_ffmpeg
+@pytest.mark.parametrize("path", [AVC, HEVC, COCKATOO, SAMPLE], ids=os.path.basename)
+def test_shuffled_strided_sequences_and_frame_lists_equal_pyav(path):
+    # Every frame returned is PyAV's: shuffled sequences with strides 2 and 3 (a decoder goes
+    # on from where it stopped, or seeks back to a keyframe, open GOPs included), and
+    # decoders.video's frames in any order, repeats and neighbours included.
+    ref = pyav_frames(path)
+    n = len(ref)
+    for stride in (2, 3):
+        _, res = reader(batch_size=4, filenames=[path], labels=[], sequence_length=4,
+                        stride=stride, step=5, random_shuffle=True, initial_fill=8,
+                        enable_frame_num="sequence", iterations=3)
+        for it in res:
+            for v, nums in zip(it[0], it[2]):
+                for k, f in enumerate(nums):
+                    np.testing.assert_array_equal(v[k], ref[f])
+    frames = [7, 3, 9, 10, 2, 2, n - 1, 5, 6, n // 2, n // 2 + 2]
+    (got,), _ = decode([blob(path)], frames=frames)
+    for k, f in enumerate(frames):
+        np.testing.assert_array_equal(got[k], ref[f])
+
+
+@needs_ffmpeg
 def test_reader_ycbcr_and_float():
     ref = pyav_frames(VP9_WEBM, 2)
     _, res = reader(batch_size=1, filenames=[VP9_WEBM], sequence_length=2, dtype=types.FLOAT,

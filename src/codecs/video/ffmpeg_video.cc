@@ -176,10 +176,11 @@ class FfmpegVideo final : public VideoFile {
                       std::to_string(n) + " frames");
     int64_t key = first;
     while (key > 0 && !info_.frames[key].key) --key;
-    bool from_start = false;
+    bool from_start = false, sought = false;
     if (!(last_decoded_ >= 0 && first > last_decoded_ && key <= last_decoded_ + 1)) {
       seek(key);
       from_start = key == 0;
+      sought = !from_start;
     }
     const size_t frame_bytes = static_cast<size_t>(info_.width) * info_.height * 3;
     int64_t want = 0;  // the next of the `count` frames to fill
@@ -188,6 +189,18 @@ class FfmpegVideo final : public VideoFile {
       while (want < count) {
         int ret = avcodec_receive_frame(dec_, frame_);
         if (ret == 0) {
+          // A keyframe that is not an IDR picture (an open GOP; cockatoo.mp4's frame 145)
+          // starts a decoder that has not "recovered": FFmpeg flags what it outputs from there
+          // as damaged. Before the first frame asked for, start over from the stream's
+          // beginning, once, as for a frame the keyframe did not produce (below).
+          if (sought && want == 0 && !frame_intact()) {
+            av_frame_unref(frame_);
+            seek(0);
+            from_start = true;
+            sought = false;
+            eof = false;
+            continue;
+          }
           check_frame();
           int64_t pts = frame_->best_effort_timestamp;
           if (pts == AV_NOPTS_VALUE) pts = frame_->pts;
@@ -205,6 +218,7 @@ class FfmpegVideo final : public VideoFile {
                           std::to_string(target_pts) + ") was not produced by the decoder");
             seek(0);
             from_start = true;
+            sought = false;
             eof = false;
           } else {
             auto it = std::lower_bound(
@@ -364,9 +378,13 @@ class FfmpegVideo final : public VideoFile {
                   " pixels per frame");
   }
 
+  bool frame_intact() const {
+    return frame_->decode_error_flags == 0 && !(frame_->flags & AV_FRAME_FLAG_CORRUPT);
+  }
+
   // The decoders conceal damaged data; a frame they had to patch up is an error here.
   void check_frame() {
-    if (frame_->decode_error_flags == 0 && !(frame_->flags & AV_FRAME_FLAG_CORRUPT)) return;
+    if (frame_intact()) return;
     int64_t pts = frame_->best_effort_timestamp;
     av_frame_unref(frame_);
     auto it = std::lower_bound(info_.frames.begin(), info_.frames.end(), pts,
