@@ -89,7 +89,8 @@ def build_pipeline(api: dict, args, rank: int, world: int, local_rank: int, file
                          device_id=local_rank if gpu else None, seed=args.seed + rank,
                          prefetch_queue_depth=2, enable_checkpointing=args.check,
                          **({"checkpoint": checkpoint} if checkpoint is not None else {}),
-                         **({} if args.set_affinity == "default"
+                         **({"set_affinity": args.loader_cores} if args.loader_cores
+                            else {} if args.set_affinity == "default"
                             else {"set_affinity": args.set_affinity == "true"}))
     def pipe():
         jpegs, ids = fn.readers.file(file_root=str(args.data), file_list=str(file_list),
@@ -107,6 +108,22 @@ def build_pipeline(api: dict, args, rank: int, world: int, local_rank: int, file
     p = pipe()
     p.build()
     return p
+
+
+def pin_main(n: int) -> list[int]:
+    """This rank's contiguous share of the cores (LOCAL_RANK of LOCAL_WORLD_SIZE): this thread,
+    and the threads started after it (PyTorch's, NCCL's), keep to its first n cores; the
+    others are returned for the pipeline."""
+    cores = sorted(os.sched_getaffinity(0))
+    rank = int(os.environ.get("LOCAL_RANK", 0))
+    size = int(os.environ.get("LOCAL_WORLD_SIZE", 1))
+    part = len(cores) // max(size, 1)
+    mine = cores[rank * part:(rank + 1) * part]
+    if not 0 < n < len(mine):
+        raise SystemExit(f"ddp_train: --pin-main {n} leaves no cores of this rank's {len(mine)} "
+                         "to the pipeline")
+    os.sched_setaffinity(0, mine[:n])
+    return mine[n:]
 
 
 def make_iterator(api: dict, pipe):
@@ -152,6 +169,10 @@ def main(argv=None) -> int:
     ap.add_argument("--set-affinity", choices=["default", "true", "false"], default="default",
                     help="the pipeline's set_affinity (stoker's default pins each rank's "
                          "threads to its own share of the cores; DALI's does not pin)")
+    ap.add_argument("--pin-main", type=int, default=0, metavar="N",
+                    help="keep the training's threads (this one and those it starts) to the "
+                         "first N cores of this rank's share and the pipeline's to the rest "
+                         "(stoker's set_affinity=[cores]); 0: as --set-affinity says")
     ap.add_argument("--trace", type=Path,
                     help="each rank writes a torch.profiler Chrome trace of 10 steps after the "
                          "warm-up: TRACE with .rankN before its suffix")
@@ -159,6 +180,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.api == "synthetic" and args.check:
         raise SystemExit("ddp_train: --check needs a loader (--api stoker or dali)")
+    args.loader_cores = pin_main(args.pin_main) if args.pin_main else None
+    if args.loader_cores is not None and args.api == "dali":
+        raise SystemExit("ddp_train: --pin-main needs stoker (DALI's set_affinity is a bool)")
 
     import torch
     import torch.distributed as dist

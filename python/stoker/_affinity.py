@@ -53,13 +53,35 @@ def share(cores, rank: int, size: int) -> list[int]:
     return cores[start:start + base + (1 if rank < extra else 0)]
 
 
+def check(set_affinity):
+    """Pipeline(set_affinity=...) checked: None, a bool, or a sorted list of core numbers."""
+    if set_affinity is None or isinstance(set_affinity, bool):
+        return set_affinity
+    if isinstance(set_affinity, int):
+        return bool(set_affinity)
+    what = ("Pipeline: set_affinity must be True, False, None (pin when this process is one of "
+            "several on the host) or a list of core numbers")
+    try:
+        cores = sorted({c.__index__() for c in set_affinity})
+    except (TypeError, AttributeError):
+        raise TypeError(f"{what}, got {set_affinity!r}.") from None
+    machine = os.cpu_count() or 0
+    if not cores or cores[0] < 0 or (machine and cores[-1] >= machine):
+        raise ValueError(f"{what} from 0 to {machine - 1} (this machine's), got "
+                         f"{list(set_affinity)!r}.")
+    return cores
+
+
 def pipeline_cores(set_affinity, device_id, environ=None, allowed=None, machine=None) -> list[int]:
     """The cores for Pipeline(set_affinity=...); [] leaves the threads to the scheduler.
 
     None (stoker's default): pins when the pipeline has a GPU and this process is one of
     several on the host (torchrun, Open MPI). True: pins whenever this process is one of several,
     GPU or not. False: never. Either way, a process its launcher bound to fewer cores than the
-    machine has (`allowed` against `machine`, the machine's core count) is left alone."""
+    machine has (`allowed` against `machine`, the machine's core count) is left alone. A list
+    (from check()) is the cores themselves."""
+    if isinstance(set_affinity, list):
+        return set_affinity
     if set_affinity is False:
         return []
     rank, size = local_rank_and_size(environ)

@@ -273,7 +273,8 @@ class Pipeline:
     of the cores: the cores it may use, split into equal contiguous parts by local rank (a
     process its launcher already bound to some of the machine's cores is left as it is). None
     (the default) does so for pipelines with a GPU; True for CPU-only pipelines too; False
-    never. (DALI's True keeps the threads to the cores near the GPU, and its default is False;
+    never; a list of core numbers (stoker's own) keeps them to those cores, whatever the
+    launcher. (DALI's True keeps the threads to the cores near the GPU, and its default is False;
     stoker pins by default because ranks whose threads share cores feed their GPUs unevenly.)
     """
 
@@ -304,11 +305,7 @@ class Pipeline:
                                                 _INT32_MAX)
         self._exec_async = bool(exec_async)
         self._exec_pipelined = bool(exec_pipelined)
-        if set_affinity is not None and not isinstance(set_affinity, (bool, int)):
-            raise TypeError(f"Pipeline: set_affinity must be True, False or None (pin when "
-                            f"this process is one of several on the host), got "
-                            f"{set_affinity!r}.")
-        self._set_affinity = None if set_affinity is None else bool(set_affinity)
+        self._set_affinity = _affinity.check(set_affinity)
         self._py_num_workers = _check_int("py_num_workers", py_num_workers, 0, _INT32_MAX)
         if py_start_method not in ("fork", "spawn"):
             raise ValueError(f"Pipeline: py_start_method must be 'fork' or 'spawn', got "

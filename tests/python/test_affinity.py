@@ -58,8 +58,22 @@ def test_a_process_its_launcher_bound_is_left_alone():
 
 def test_set_affinity_rejects_other_values():
     import stoker
-    with pytest.raises(TypeError, match="set_affinity must be True, False or None"):
-        stoker.Pipeline(batch_size=1, num_threads=1, device_id=None, set_affinity="yes")
+    n = os.cpu_count()
+    for bad, kind in [("yes", TypeError), ([0.5], TypeError), ([], ValueError), ([-1], ValueError),
+                      ([n], ValueError)]:
+        with pytest.raises(kind) as e:
+            stoker.Pipeline(batch_size=1, num_threads=1, device_id=None, set_affinity=bad)
+        assert str(e.value).startswith("Pipeline: set_affinity must be True, False, None (pin "
+                                       "when this process is one of several on the host) or a "
+                                       "list of core numbers"), e.value
+
+
+def test_a_list_is_the_cores_whatever_the_launcher():
+    import numpy as np
+    assert _affinity.check([1, 0, np.int64(1)]) == [0, 1]
+    assert _affinity.pipeline_cores([1, 3], None, {}) == [1, 3]
+    assert _affinity.pipeline_cores([1, 3], 0, {"LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "4"},
+                                    allowed=[4, 5], machine=16) == [1, 3]
 
 
 CHILD = textwrap.dedent("""
@@ -125,6 +139,15 @@ def test_pipeline_threads_keep_to_the_ranks_share():
     assert r["new"].count(want) >= 3, r
     assert r["main"] == cpu_list(allowed)
     assert r["process"] == allowed
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or not os.path.isdir("/proc/self/task"),
+                    reason="needs Linux's per-thread affinity")
+def test_pipeline_threads_keep_to_a_list_of_cores():
+    allowed = sorted(os.sched_getaffinity(0))
+    r = run_child([allowed[-1]], {})
+    assert r["new"].count(str(allowed[-1])) >= 3, r
+    assert r["main"] == cpu_list(allowed)
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or not os.path.isdir("/proc/self/task"),

@@ -79,6 +79,17 @@ def test_ddp_figures(folder, tmp_path):
     assert r["images_per_s"] == pytest.approx(sum(x["images_per_s"] for x in r["per_rank"]), abs=0.2)
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 usable cores")
+def test_ddp_pin_main_keeps_the_loader_off_the_training_cores(folder, tmp_path):
+    # One rank: the training's threads on the first core, the pipeline's on the rest.
+    r = report(torchrun(1, "--data", folder, "--model", "none", "--batch-size", "4",
+                        "--steps", "4", "--warmup", "1", "--workdir", tmp_path, "--pin-main", "1"))
+    assert r["per_rank"][0]["images"] == 4 * 4
+    p = torchrun(1, "--data", folder, "--model", "none", "--workdir", tmp_path, "--pin-main",
+                 str(len(os.sched_getaffinity(0))))
+    assert p.returncode != 0 and "leaves no cores of this rank's" in p.stderr
+
+
 def test_ddp_trains_resnet50(folder, tmp_path):
     pytest.importorskip("torchvision")
     r = report(torchrun(2, "--data", folder, "--model", "resnet50", "--batch-size", "2",
