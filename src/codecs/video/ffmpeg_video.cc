@@ -246,6 +246,7 @@ class FfmpegVideo final : public VideoFile {
               decode_fail("cannot read the packet of frame " +
                           std::to_string(first + want * stride) + " (" + av_error(ret) + ")");
             eof = true;
+            dec_->skip_frame = AVDISCARD_DEFAULT;
             ret = avcodec_send_packet(dec_, nullptr);
             if (ret < 0 && ret != AVERROR_EOF)
               decode_fail("cannot decode frame " + std::to_string(first + want * stride) +
@@ -256,6 +257,11 @@ class FfmpegVideo final : public VideoFile {
             av_packet_unref(packet_);
             continue;
           }
+          // The single-threaded decoder decodes the packet in this call (no frame is
+          // waiting: receive asked for input), so the setting applies to this packet only.
+          if (skippable_)
+            dec_->skip_frame = unwanted(packet_->pts, first, count, stride) ? AVDISCARD_NONREF
+                                                                            : AVDISCARD_DEFAULT;
           ret = avcodec_send_packet(dec_, packet_);
           av_packet_unref(packet_);
           if (ret < 0 && ret != AVERROR(EAGAIN))
@@ -365,6 +371,10 @@ class FfmpegVideo final : public VideoFile {
     if (ret < 0) decode_fail("cannot set up the '" + info_.codec + "' decoder (" + av_error(ret) + ")");
     dec_->thread_count = 1;
     dec_->pkt_timebase = fmt_->streams[stream_]->time_base;
+    // H.264's and HEVC's non-reference pictures change no other picture, so those not asked
+    // for need not be decoded (AVDISCARD_NONREF). VP9's may still update the probability
+    // contexts later frames use; other codecs decode every frame.
+    skippable_ = par->codec_id == AV_CODEC_ID_H264 || par->codec_id == AV_CODEC_ID_HEVC;
     ret = avcodec_open2(dec_, codec_, nullptr);
     if (ret < 0)
       throw Error(ErrorKind::kUnsupported, "cannot open the '" + info_.codec + "' decoder (" +
@@ -393,6 +403,19 @@ class FfmpegVideo final : public VideoFile {
                             ? "frame " + std::to_string(it - info_.frames.begin())
                             : "a frame (pts " + std::to_string(pts) + ")";
     decode_fail(which + " is corrupt: the decoder met damaged data in it");
+  }
+
+  // True for a packet whose frame this decode() does not return and no later call can ask
+  // for without seeking: before the last frame asked for, and not one of them. (A frame past
+  // it may be the next call's first, decoded on from here.) Unknown timestamps are wanted.
+  bool unwanted(int64_t pts, int64_t first, int64_t count, int64_t stride) const {
+    if (pts == AV_NOPTS_VALUE) return false;
+    auto it = std::lower_bound(info_.frames.begin(), info_.frames.end(), pts,
+                               [](const FrameEntry& f, int64_t p) { return f.pts < p; });
+    if (it == info_.frames.end() || it->pts != pts) return false;
+    const int64_t k = it - info_.frames.begin();
+    if (k >= first + (count - 1) * stride) return false;
+    return k < first || (k - first) % stride != 0;
   }
 
   void seek(int64_t key) {
@@ -469,6 +492,7 @@ class FfmpegVideo final : public VideoFile {
   MemorySource mem_;
   int stream_ = -1;
   const AVCodec* codec_ = nullptr;
+  bool skippable_ = false;  // non-reference frames may be left undecoded (open_decoder)
   AVCodecContext* dec_ = nullptr;
   AVFrame* frame_ = nullptr;
   AVPacket* packet_ = nullptr;
