@@ -371,10 +371,11 @@ class FfmpegVideo final : public VideoFile {
     if (ret < 0) decode_fail("cannot set up the '" + info_.codec + "' decoder (" + av_error(ret) + ")");
     dec_->thread_count = 1;
     dec_->pkt_timebase = fmt_->streams[stream_]->time_base;
-    // H.264's and HEVC's non-reference pictures change no other picture, so those not asked
-    // for need not be decoded (AVDISCARD_NONREF). VP9's may still update the probability
-    // contexts later frames use; other codecs decode every frame.
-    skippable_ = par->codec_id == AV_CODEC_ID_H264 || par->codec_id == AV_CODEC_ID_HEVC;
+    // H.264's non-reference pictures (nal_ref_idc 0) change no other picture, so those not
+    // asked for need not be decoded (AVDISCARD_NONREF). HEVC's "non-reference" ones may still
+    // be referred to by pictures of a higher temporal sub-layer, and VP9's may update the
+    // probability contexts of later frames: every frame of those is decoded.
+    skippable_ = par->codec_id == AV_CODEC_ID_H264;
     ret = avcodec_open2(dec_, codec_, nullptr);
     if (ret < 0)
       throw Error(ErrorKind::kUnsupported, "cannot open the '" + info_.codec + "' decoder (" +
