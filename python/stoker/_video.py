@@ -102,7 +102,7 @@ def _inputs_video(inputs, kwargs):
     then copies it to the GPU, as that operator does)."""
     import weakref
 
-    from ._schema import SCHEMAS, checked_arg, plain_arg, record_op, unexpected_arg
+    from ._schema import SCHEMAS, _decoded_on_cpu, checked_arg, plain_arg, record_op, unexpected_arg
     from .pipeline import DataNode, _user_location
     op = "experimental.inputs.video"
     where = f"fn.{op} ({_user_location()})"
@@ -136,8 +136,12 @@ def _inputs_video(inputs, kwargs):
     encoded, first, length = record_op(
         "external_source", (), {"_python_side": es, "num_outputs": 3, "no_copy": True})
     frames = record_op("decoders.video", [encoded],
-                       {"device": device, "start_frame": first, "sequence_length": length,
+                       {"start_frame": first, "sequence_length": length,
                         "pad_mode": "constant" if pad else "none"})
+    if device == "mixed":
+        _decoded_on_cpu(op, device)
+        frames = record_op("_to_gpu", [frames], {"_display_name": f"fn.{op}(device='mixed')"},
+                           default_device="mixed")
     es.output = weakref.ref(frames.op)
     return frames
 

@@ -922,6 +922,12 @@ def test_inputs_video_errors(tmp_path):
         make(name="in", sequence_length=0)
     assert "sequence_length" in str(e.value)
     with pytest.raises(ValueError) as e:
+        make(name="in", sequence_length=3, device="mixed")
+    assert plain(e.value) == (
+        "fn.experimental.inputs.video(device='mixed') runs on 'mixed', but the pipeline has "
+        "device_id=None (CPU only). Give the pipeline a GPU (device_id=0) or run the operator "
+        "with device='cpu'.")
+    with pytest.raises(ValueError) as e:
         make(name="in", sequence_length=3, device="gpu")
     assert plain(e.value) == ("fn.experimental.inputs.video: device must be 'cpu' or 'mixed', "
                               "got 'gpu'.")
