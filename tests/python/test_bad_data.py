@@ -554,16 +554,18 @@ def test_deleting_a_pipeline_mid_epoch_joins_its_threads_and_frees_its_memory(jp
             return fn.decoders.image(jpegs)  # full-size photos: a few hundred MB in flight
         return pipe()
 
+    before = os_threads()
     p = make()  # a first one, so that the allocator's own caches are warm in the baseline
     p.run()
     del p
     gc.collect()
-    # Threads of earlier tests' pipelines may still be ending: wait until the count holds still.
+    # The first pipeline's threads (and earlier tests') may still be ending: wait until the count
+    # is back to what it was and holds still, so that the baseline holds none of them.
     deadline, base_threads = time.monotonic() + 10, os_threads()
     while time.monotonic() < deadline:
         time.sleep(0.3)
         now = os_threads()
-        if now == base_threads:
+        if now == base_threads and now <= before:
             break
         base_threads = now
     base_rss = rss()
