@@ -3,10 +3,9 @@
 # CUDA and nvJPEG ones included), compute-sanitizer on the CUDA tests, the GPU pytest files, and
 # optionally benchmarks; prints a short summary last and keeps full logs in $OUT (or out/gpu).
 #
-# That machine cannot download: googletest, the DLPack header, libsndfile and libsoxr travel
-# with the tree in .gpu_deps/root (made on the dev machine with `apt-get download libdlpack-dev
-# libgtest-dev libsndfile1 libsndfile1-dev libsoxr0 libsoxr-dev libflac12 libvorbis0a
-# libvorbisenc2 libogg0 libopus0 libmpg123-0 libmp3lame0` and `dpkg -x FILE.deb .gpu_deps/root`).
+# That machine cannot download: googletest, the DLPack header, libsndfile, libsoxr and FFmpeg
+# travel with the tree in .gpu_deps/root (scripts/gpu_deps.sh packs them on the dev machine, with
+# the test files and PyAV's wheel, each small enough for a device call of its own).
 #   bash scripts/gpu_check.sh            build + tests
 #   STOKER_GPU_BENCH="args" bash ...     also run `bench/run.py args`
 #   STOKER_GPU_SKIP_TESTS=1              build (and benchmark) only
