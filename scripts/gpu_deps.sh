@@ -25,6 +25,7 @@ pkgs=(libdlpack-dev libgtest-dev libsndfile1 libsndfile1-dev libsoxr0 libsoxr-de
 # (setup_deps.sh installs FFmpeg's -dev packages), leaving out what every Linux has.
 for lib in libavformat libavcodec libavutil libswscale libswresample; do
   so=$(ls /usr/lib/x86_64-linux-gnu/$lib.so.[0-9]* | head -n1)
+  pkgs+=("$(dpkg -S "$(readlink -f "$so")" | head -n1 | cut -d: -f1)")  # the library's own
   while read -r dep; do
     case "$(basename "$dep")" in
       libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|libstdc++*|libgcc_s*|libz.so*) continue ;;
@@ -43,7 +44,9 @@ lib=$work/root/usr/lib/x86_64-linux-gnu
 for l in "$lib"/libav*.so "$lib"/libsw*.so; do
   target=$(ls "$l".[0-9]* 2>/dev/null | head -n1) && ln -sf "$(basename "$target")" "$l"
 done
-rm -rf "$work/root/usr/share/doc" "$work/root/usr/share/man" "$work/root/usr/src"
+rm -rf "$work/root/usr/share/doc" "$work/root/usr/share/man" "$work/root/usr/src" "$lib/mfx" \
+       "$lib/sndfile/tests"
+find "$lib" -name '*.a' ! -name 'libgtest*' ! -name 'libgmock*' -delete
 tar -C "$work" -cf - root | xz -6 -T2 > "$out/root.tar.xz"
 
 echo "== test files"

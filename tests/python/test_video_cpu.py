@@ -895,6 +895,7 @@ def test_inputs_video_fed_by_node_without_a_copy():
     np.testing.assert_array_equal(batches[1][0], np.stack(pyav_frames(VP9_WEBM)[60:90]))
 
 
+@needs_ffmpeg
 def test_inputs_video_errors(tmp_path):
     def make(**kw):
         @pipeline_def(batch_size=2, num_threads=1, device_id=None)
