@@ -66,7 +66,7 @@ def audio_resample(
     preserve: bool = False,
     bytes_per_sample_hint: Union[_IntList, None] = None,
 ) -> DataNode:
-    """Resamples audio of shape (frames,) or (frames, channels) (libsoxr). Say how much with in_rate and out_rate, scale, or out_length; the output has ceil(frames * out_rate / in_rate), ceil(frames * scale) or out_length frames, as in DALI.
+    """Resamples audio of shape (frames,) or (frames, channels) (libsoxr on the CPU; on the GPU a windowed sinc with libsoxr's filter specification). Say how much with in_rate and out_rate, scale, or out_length; the output has ceil(frames * out_rate / in_rate), ceil(frames * scale) or out_length frames, as in DALI.
 
     Keyword arguments:
       in_rate (float or a per-sample DataNode, optional): The input's sampling rate (any unit; only out_rate / in_rate matters). Given with out_rate.
@@ -3947,7 +3947,7 @@ class experimental:
         preserve: bool = False,
         bytes_per_sample_hint: Union[_IntList, None] = None,
     ) -> DataNode:
-        """Resamples audio of shape (frames,) or (frames, channels) (libsoxr). Say how much with in_rate and out_rate, scale, or out_length; the output has ceil(frames * out_rate / in_rate), ceil(frames * scale) or out_length frames, as in DALI.
+        """Resamples audio of shape (frames,) or (frames, channels) (libsoxr on the CPU; on the GPU a windowed sinc with libsoxr's filter specification). Say how much with in_rate and out_rate, scale, or out_length; the output has ceil(frames * out_rate / in_rate), ceil(frames * scale) or out_length frames, as in DALI.
 
         Keyword arguments:
           in_rate (float or a per-sample DataNode, optional): The input's sampling rate (any unit; only out_rate / in_rate matters). Given with out_rate.

@@ -46,7 +46,7 @@ class AudioDecoder:
     def __call__(self, encoded: _Input, /, **kwargs: Any) -> Tuple[DataNode, DataNode]: ...
 
 class AudioResample:
-    """Resamples audio of shape (frames,) or (frames, channels) (libsoxr). Say how much with in_rate and out_rate, scale, or out_length; the output has ceil(frames * out_rate / in_rate), ceil(frames * scale) or out_length frames, as in DALI.
+    """Resamples audio of shape (frames,) or (frames, channels) (libsoxr on the CPU; on the GPU a windowed sinc with libsoxr's filter specification). Say how much with in_rate and out_rate, scale, or out_length; the output has ceil(frames * out_rate / in_rate), ceil(frames * scale) or out_length frames, as in DALI.
 
     The function form, whose docstring lists the arguments: fn.audio_resample.
     """
@@ -3053,7 +3053,7 @@ class decoders:
 
 class experimental:
     class AudioResample:
-        """Resamples audio of shape (frames,) or (frames, channels) (libsoxr). Say how much with in_rate and out_rate, scale, or out_length; the output has ceil(frames * out_rate / in_rate), ceil(frames * scale) or out_length frames, as in DALI.
+        """Resamples audio of shape (frames,) or (frames, channels) (libsoxr on the CPU; on the GPU a windowed sinc with libsoxr's filter specification). Say how much with in_rate and out_rate, scale, or out_length; the output has ceil(frames * out_rate / in_rate), ceil(frames * scale) or out_length frames, as in DALI.
 
         The function form, whose docstring lists the arguments: fn.audio_resample.
         """

@@ -78,9 +78,12 @@ void decode(const uint8_t* data, size_t size, const AudioInfo& info, const Decod
 // DALI's output length: ceil(in_length * out_rate / in_rate).
 int64_t resampled_length(int64_t in_length, double in_rate, double out_rate);
 
-// The libsoxr quality recipe for DALI's quality (0..100): SOXR_LQ below 25, SOXR_MQ below 45,
-// SOXR_HQ below 75 (the default 50: librosa's soxr_hq), SOXR_VHQ from 75.
-unsigned long resampler_recipe(double quality);  // NOLINT(runtime/int): libsoxr's type
+// DALI's quality (0..100) as one of libsoxr's four recipes: low below 25, medium below 45, high
+// below 75 (the default 50: librosa's soxr_hq), very high from 75. The GPU's resampler designs
+// its filter from the same recipe.
+enum class ResamplerQuality { kLow, kMedium, kHigh, kVeryHigh };
+ResamplerQuality resampler_quality(double quality);
+unsigned long resampler_recipe(double quality);  // NOLINT(runtime/int): libsoxr's constant
 
 // Resamples `channels` interleaved float channels of `in_frames` frames by out_rate / in_rate
 // into exactly `out_frames` frames (the resampler's delay removed; frames past the end of the

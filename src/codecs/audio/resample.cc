@@ -24,6 +24,13 @@ int64_t resampled_length(int64_t in_length, double in_rate, double out_rate) {
   return static_cast<int64_t>(std::ceil(static_cast<double>(in_length) * out_rate / in_rate));
 }
 
+ResamplerQuality resampler_quality(double quality) {
+  if (quality < 25) return ResamplerQuality::kLow;
+  if (quality < 45) return ResamplerQuality::kMedium;
+  if (quality < 75) return ResamplerQuality::kHigh;
+  return ResamplerQuality::kVeryHigh;
+}
+
 #ifndef STOKER_WITH_SOXR
 
 bool soxr_built_in() { return false; }
@@ -39,10 +46,12 @@ void resample(float*, int64_t, const float*, int64_t, int, double, double, doubl
 bool soxr_built_in() { return true; }
 
 unsigned long resampler_recipe(double quality) {  // NOLINT(runtime/int)
-  if (quality < 25) return SOXR_LQ;
-  if (quality < 45) return SOXR_MQ;
-  if (quality < 75) return SOXR_HQ;
-  return SOXR_VHQ;
+  switch (resampler_quality(quality)) {
+    case ResamplerQuality::kLow: return SOXR_LQ;
+    case ResamplerQuality::kMedium: return SOXR_MQ;
+    case ResamplerQuality::kHigh: return SOXR_HQ;
+    default: return SOXR_VHQ;
+  }
 }
 
 void resample(float* out, int64_t out_frames, const float* in, int64_t in_frames, int channels,

@@ -32,6 +32,21 @@ struct PreemphasisJob {
 void preemphasis_gpu(Workspace& ws, DType out_type, DType in_type,
                      audio::PreemphasisBorder border, const std::vector<PreemphasisJob>& jobs);
 
+// ---- resampling (audio_resample): a Kaiser-windowed sinc with libsoxr's passband, stopband and
+// rejection for the same quality (see resample_gpu in audio_gpu.cu), interleaved channels.
+struct ResampleJob {
+  const void* in = nullptr;  // device memory, in_frames x channels of the input type
+  void* out = nullptr;       // device memory, out_frames x channels of the output type
+  int64_t in_frames = 0, out_frames = 0;
+  int channels = 1;
+  double in_rate = 1, out_rate = 1;  // output frame j is at input frame j * in_rate / out_rate
+};
+// Types: int8, uint8, int16, uint16, int32, uint32 and float32 on either side, integers standing
+// for -1..1 as codecs/audio/pcm.h converts them. `quality` (0..100) picks the filter as
+// codecs::audio::resampler_recipe picks libsoxr's recipe.
+void resample_gpu(Workspace& ws, DType out_type, DType in_type, double quality,
+                  const std::vector<ResampleJob>& jobs);
+
 // ---- spectrogram
 struct SpectrogramJob {
   const float* in = nullptr;  // device memory, n samples
