@@ -32,8 +32,10 @@ step() {  # step NAME COMMAND...: runs it, logs it, records pass/fail
   else summary+=("FAIL $name ($((SECONDS - t0)) s): see $name.log"); tail -n 30 "$LOG/$name.log"; fi
 }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$LOG/gpu.txt" 2>&1
+# FFmpeg's pkg-config files name the system's include folder; its headers travel under $DEPS.
 step configure cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTOKER_BUILD_TESTS=ON \
   -DSTOKER_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="${STOKER_CUDA_ARCHS:-90-real}" -DCMAKE_PREFIX_PATH="$DEPS/usr" -DDLPACK_INCLUDE_DIR="$DEPS/usr/include" \
+  -DCMAKE_CXX_FLAGS="-isystem $DEPS/usr/include/x86_64-linux-gnu" \
   -DGTest_DIR="$DEPS/usr/lib/x86_64-linux-gnu/cmake/GTest" \
   -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" -DPython_EXECUTABLE="$(command -v python3)" \
   -DSTOKER_TESTDATA="$STOKER_TESTDATA"
