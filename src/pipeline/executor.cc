@@ -305,6 +305,10 @@ std::map<std::string, Executor::ErrorStats> Executor::error_stats() const {
   return error_stats_;
 }
 
+// Below this (the samples of a chain of sample-wise operators together, as measured), the chain
+// runs on the stage's thread rather than the workers: about what a hand-off to them costs.
+constexpr int64_t kInlineNs = 20000;
+
 void Executor::run_attempt(Iteration& it, int first, int last, IterationErrors& errors) {
   const size_t n_ops = graph_.size();
   const int64_t iteration = it.result.iteration;
@@ -317,6 +321,19 @@ void Executor::run_attempt(Iteration& it, int first, int last, IterationErrors& 
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count();
   };
 
+  // Whether the operators' samples took under `limit_ns` together in their earlier iterations
+  // (each measured at least once).
+  auto measured_under = [&](const std::vector<size_t>& ops, int64_t limit_ns) {
+    int64_t ns = 0;
+    for (size_t k : ops) {
+      const int64_t earlier = op_times_[k].iterations.load() - 1;  // this one is counted already
+      if (earlier < 1) return false;
+      ns += op_times_[k].sample.load() / earlier;
+      if (ns >= limit_ns) return false;
+    }
+    return true;
+  };
+
   auto flush = [&]() {
     if (pending.empty()) return;
     // Operators in a branch of an `if` (conditionals) work on part of the batch, chained with
@@ -327,7 +344,7 @@ void Executor::run_attempt(Iteration& it, int first, int last, IterationErrors& 
       count.push_back(ws[k].outputs.empty() ? 0 : static_cast<int64_t>(ws[k].outputs[0].size()));
       n = std::max(n, count.back());
     }
-    thread_pool_->parallel_for(n, [&](int64_t i, int thread) {
+    auto run = [&](int64_t i, int thread) {
       for (size_t p = 0; p < pending.size(); ++p) {
         const size_t k = pending[p];
         if (i >= count[p]) continue;
@@ -345,7 +362,16 @@ void Executor::run_attempt(Iteration& it, int first, int last, IterationErrors& 
           rethrow_with(sample_context(graph_[k].spec, ws[k], i), graph_[k].spec.display_name());
         }
       }
-    });
+    };
+    // A chain whose samples all took a few microseconds together (the scalars of an automatic
+    // augmentation's branches: random draws, comparisons, transform matrices) runs here, on the
+    // stage's thread: waking the workers and handing each of them samples costs more than the
+    // work. Such operators keep no per-thread state; they run as thread 0.
+    if (measured_under(pending, kInlineNs)) {
+      for (int64_t i = 0; i < n; ++i) run(i, 0);
+    } else {
+      thread_pool_->parallel_for(n, run);
+    }
     for (size_t k : pending) pending_flag[k] = false;
     pending.clear();
     if (errors.has_skipped()) throw RestartIteration{};

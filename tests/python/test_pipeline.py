@@ -109,6 +109,36 @@ def test_same_seed_same_batches_whatever_the_thread_count(jpeg_dir):
     assert a != d
 
 
+def test_chains_of_tiny_operators_give_the_same_values_on_the_stage_thread():
+    # Each step's normal() reads the step before as an argument, so the chain is handed over
+    # 20 times an iteration; after the first, such chains are measured tiny and run on the
+    # stage's own thread. The values must not change when they do (stddev 0: x doubles).
+    def pipe(threads):
+        @pipeline_def(batch_size=6, num_threads=threads, device_id=None, seed=5)
+        def p():
+            x = fn.external_source(name="x", dtype=types.FLOAT)
+            for _ in range(20):
+                x = x + fn.random.normal(mean=x, stddev=0.0)
+            return x, fn.random.uniform(range=[0, 1])
+        return p()
+
+    runs = {}
+    for threads in (1, 4):
+        p = pipe(threads)
+        p.build()
+        out = []
+        for it in range(6):
+            p.feed_input("x", [np.float32(it + k / 8) for k in range(6)])
+            x, u = p.run()
+            out.append((np.array(x.as_array()), np.array(u.as_array())))
+        runs[threads] = out
+    for it, (x, u) in enumerate(runs[1]):
+        expected = np.array([(it + k / 8) * 2.0 ** 20 for k in range(6)], np.float32)
+        np.testing.assert_array_equal(x, expected)
+        np.testing.assert_array_equal(runs[4][it][0], x)
+        np.testing.assert_array_equal(runs[4][it][1], u)
+
+
 def test_random_operators_statistics():
     @pipeline_def(batch_size=64, num_threads=2, device_id=None, seed=11)
     def pipe():
