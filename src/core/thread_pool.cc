@@ -41,7 +41,12 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int)>
   job.n = n;
   std::unique_lock<std::mutex> lk(mu_);
   jobs_.push_back(&job);
-  work_cv_.notify_all();
+  // As many workers as there are items to hand out: a batch of a few samples wakes a few.
+  if (n >= size()) {
+    work_cv_.notify_all();
+  } else {
+    for (int64_t k = 0; k < n; ++k) work_cv_.notify_one();
+  }
   done_cv_.wait(lk, [&job] { return job.done == job.n; });
   if (job.error) std::rethrow_exception(job.error);
 }
