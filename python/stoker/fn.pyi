@@ -4559,7 +4559,30 @@ class experimental:
 
 class io:
     class file:
-        pass
+        @staticmethod
+        def read(
+            filepaths: _Input,
+            /,
+            *,
+            dont_use_mmap: _Bool = False,
+            use_o_direct: _Bool = False,
+            on_error: _Str = 'raise',
+            device: Union[str, None] = None,
+            name: Union[str, None] = None,
+            preserve: bool = False,
+            bytes_per_sample_hint: Union[_IntList, None] = None,
+        ) -> DataNode:
+            """Reads whole files whose paths are given as data: each input sample is a path as a 1-D uint8 or int8 tensor of its UTF-8 bytes (np.frombuffer(path.encode('utf-8'), dtype=np.uint8)); each output sample is the file's bytes (uint8, 1-D). Paths may be URLs that fsspec reads, fetched together per batch, as in readers.file.
+
+            Keyword arguments:
+              dont_use_mmap (bool, default False): Accepted for DALI compatibility; stoker reads files with read(), not mmap.
+              use_o_direct (bool, default False): Accepted for DALI compatibility (needs dont_use_mmap=True, as in DALI); stoker reads through the page cache.
+              on_error (str, default 'raise'): stoker: what to do with a sample that cannot be read or decoded: 'raise' an error naming the file, 'skip' it (the batch is filled with the next samples; the file is never delivered again). Skipped and replaced samples are counted in Pipeline.error_stats() and logged once per file.
+              device: 'cpu', 'gpu' or 'mixed'.
+              name: a name for the operator (readers: the name for reader_meta).
+              preserve: keep the operator even if its outputs are unused.
+              bytes_per_sample_hint: accepted for DALI; unused.
+            """
 
 class noise:
     @staticmethod

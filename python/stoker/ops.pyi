@@ -3487,7 +3487,25 @@ class experimental:
 
 class io:
     class file:
-        pass
+        class Read:
+            """Reads whole files whose paths are given as data: each input sample is a path as a 1-D uint8 or int8 tensor of its UTF-8 bytes (np.frombuffer(path.encode('utf-8'), dtype=np.uint8)); each output sample is the file's bytes (uint8, 1-D). Paths may be URLs that fsspec reads, fetched together per batch, as in readers.file.
+
+            The function form, whose docstring lists the arguments: fn.io.file.read.
+            """
+            schema_name: str
+            device: Union[str, None]
+            def __init__(
+                self,
+                *,
+                dont_use_mmap: _Bool = False,
+                use_o_direct: _Bool = False,
+                on_error: _Str = 'raise',
+                device: Union[str, None] = None,
+                name: Union[str, None] = None,
+                preserve: bool = False,
+                bytes_per_sample_hint: Union[_IntList, None] = None,
+            ) -> None: ...
+            def __call__(self, filepaths: _Input, /, **kwargs: Any) -> DataNode: ...
 
 class noise:
     class Gaussian:

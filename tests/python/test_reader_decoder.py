@@ -177,3 +177,60 @@ def test_exif_orientation_is_applied(testdata):
         ref = pil_reference(f)
         assert images[i].shape == ref.shape, f
         assert np.abs(images[i].astype(int) - ref).mean() < 1.0, f
+
+
+def _paths_pipeline(module, paths, **kwargs):
+    @module.pipeline_def(batch_size=len(paths), num_threads=2, device_id=None)
+    def pipe():
+        encoded = [np.frombuffer(p.encode("utf-8"), dtype=np.uint8) for p in paths]
+        names = module.fn.external_source(source=lambda: encoded, batch=True)
+        return module.fn.io.file.read(names, **kwargs)
+
+    p = pipe()
+    p.build()
+    return p
+
+
+def test_io_file_read_gives_the_files_bytes(tmp_path, jpeg_files):
+    other = tmp_path / "ü n.bin"  # a non-ASCII name, a space, and an empty file
+    other.write_bytes(b"")
+    paths = [jpeg_files[0][0], str(other), jpeg_files[-1][0]]
+    (data,) = _paths_pipeline(stoker, paths).run()
+    assert data.dtype == types.UINT8 and data.layout() == ""
+    for i, path in enumerate(paths):
+        with open(path, "rb") as f:
+            assert data[i].tobytes() == f.read()
+        assert data.source_info(i) == path
+    # int8 paths, as DALI takes them too.
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def signed():
+        name = np.frombuffer(paths[0].encode(), dtype=np.int8)
+        return fn.io.file.read(fn.external_source(source=lambda: [name], batch=True))
+
+    (data,) = signed().run()
+    with open(paths[0], "rb") as f:
+        assert data[0].tobytes() == f.read()
+
+
+def test_io_file_read_equals_dali(jpeg_files):
+    dali = pytest.importorskip("nvidia.dali")
+    paths = [f for f, _ in jpeg_files[:4]]
+    (ours,) = _paths_pipeline(stoker, paths).run()
+    (theirs,) = _paths_pipeline(dali, paths).run()
+    for i in range(len(paths)):
+        assert ours[i].tobytes() == np.array(theirs[i]).tobytes()
+
+
+def test_io_file_read_errors_name_the_file_and_the_argument(tmp_path):
+    missing = str(tmp_path / "nowhere.jpg")
+    with pytest.raises(FileNotFoundError, match=r"fn\.io\.file\.read .*sample 0: file '.*nowhere\.jpg' does not exist"):
+        _paths_pipeline(stoker, [missing]).run()
+    with pytest.raises(ValueError, match="use_o_direct.*dont_use_mmap=True"):
+        _paths_pipeline(stoker, [missing], use_o_direct=True)
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def wide():
+        return fn.io.file.read(fn.external_source(source=lambda: [np.zeros(4, np.int32)], batch=True))
+
+    with pytest.raises(ValueError, match="filepaths.*uint8 or int8.*np.frombuffer"):
+        wide().run()
