@@ -50,6 +50,14 @@ JPEG_DIR = {str(JPEG_DIR)!r}
 def threads():
     return len(os.listdir("/proc/self/task"))
 
+def threads_down_to(n, timeout=5.0):
+    # A joined thread can stay listed in /proc for a moment after pthread_join returns: wait
+    # (at most `timeout`) for the count to come down to n; a leaked thread never does.
+    end = time.monotonic() + timeout
+    while threads() > n and time.monotonic() < end:
+        time.sleep(0.01)
+    return threads()
+
 def rss():
     with open("/proc/self/status") as f:
         for line in f:
@@ -286,10 +294,11 @@ def test_del_frees_the_pipeline_without_the_garbage_collector():
 def test_forty_pipelines_dropped_in_a_loop_keep_threads_and_memory_flat(testdata):
     r = _python("""
         gc.disable()
+        before = threads()
         p = image_pipe(8, 512)
         p.run()
         del p
-        t0, r0 = threads(), rss()
+        t0, r0 = threads_down_to(before), rss()
         per_loop = []
         for i in range(40):
             p = image_pipe(8, 512)
@@ -297,7 +306,7 @@ def test_forty_pipelines_dropped_in_a_loop_keep_threads_and_memory_flat(testdata
             p.run()
             alive = weakref.ref(p)
             del p
-            per_loop.append([alive() is not None, threads()])
+            per_loop.append([alive() is not None, threads_down_to(t0)])
         print(json.dumps({"t0": t0, "r0": r0, "loops": per_loop, "r1": rss()}))
         """)
     assert r["loops"] == [[False, r["t0"]]] * 40
