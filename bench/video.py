@@ -1,6 +1,9 @@
-"""Video sequences on the CPU (#20): stoker's readers.video beside torchcodec, decord, PyAV and
-OpenCV (and NVIDIA DALI 2.4's CPU video reader, which decodes VP9 but not H.264), on the same
-1080p clips and the same shuffled sequences: frames/s and frames per CPU-second.
+"""Video sequences (#20): on the CPU, stoker's readers.video beside torchcodec, decord, PyAV and
+OpenCV (and NVIDIA DALI 2.4's CPU video reader, which decodes VP9 but not H.264); with
+--device gpu, stoker's readers.video(device='gpu') (NVDEC through FFmpeg) beside DALI 2.4's
+(NVDEC), at equal threads. Same 1080p clips, same shuffled sequences: frames/s and frames per
+CPU-second; on the GPU also the device memory each pipeline took (cudaMemGetInfo before and
+after its first batches) and the frames stoker decoded on NVDEC.
 
 Seed 003's workload: clips of 1920x1080, 300 frames at 30 fps, sequences of `--length` frames
 (8 and 16) with stride 2, shuffled, batch 4. The clips are made once under bench/data/ from the
@@ -13,7 +16,7 @@ Frames per CPU-second counts the whole process's CPU time (FFmpeg's threads incl
 whole passes through the same sequence list after a warm-up.
 
     python bench/video.py [--clips 6] [--length 8,16] [--threads 1,2] [--sequences 48]
-                          [--codecs h264,vp9] [--out bench/results]
+                          [--codecs h264,vp9] [--device cpu|gpu] [--out bench/results]
 
 torchcodec needs FFmpeg's shared libraries (libavdevice too: apt-get install libavdevice59);
 a peer that cannot be imported leaves its rows out, saying why.
@@ -44,12 +47,12 @@ def testdata():
 def make_clips(n, codec, where, frames=300, size=(1920, 1080)):
     """n clips of `frames` 1080p frames (H.264 or VP9), each starting at another frame of the
     looped source clip. Made once; returns the paths."""
-    import av
-    where.mkdir(parents=True, exist_ok=True)
     ext = "mp4" if codec == "h264" else "webm"
     paths = [where / f"clip{k:02d}.{ext}" for k in range(n)]
     if all(p.exists() for p in paths):
         return paths
+    import av
+    where.mkdir(parents=True, exist_ok=True)
     with av.open(str(testdata() / SOURCE)) as src:
         base = [f.reformat(width=size[0], height=size[1], format="yuv420p")
                 for f in src.decode(video=0)]
@@ -111,6 +114,93 @@ def stoker_contender(paths, length, threads, api="stoker"):
             assert np.array(v[0]).shape[0] == length
         return got
     return run, per_epoch
+
+
+def gpu_contender(paths, length, threads, api):
+    """readers.video(device='gpu') of stoker or DALI; run(n) returns after the GPU finished."""
+    if api == "stoker":
+        import stoker as base
+    else:
+        import nvidia.dali as base
+
+    @base.pipeline_def(batch_size=BATCH, num_threads=threads, device_id=0, seed=0,
+                       prefetch_queue_depth=2)
+    def pipe():
+        return base.fn.readers.video(device="gpu", filenames=[str(p) for p in paths],
+                                     sequence_length=length, stride=STRIDE, step=length,
+                                     random_shuffle=True, initial_fill=64, name="R")
+    p = pipe()
+    p.build()
+
+    def run(n_seq):
+        got, last = 0, None
+        while got < n_seq:
+            (last,) = p.run()
+            got += len(last)
+        assert np.array(last.as_cpu()[0]).shape[0] == length  # waits for the GPU's work
+        return got
+    return run, p
+
+
+def device_free_mb():
+    import ctypes
+    for name in ("libcudart.so", "libcudart.so.13", "libcudart.so.12"):
+        try:
+            rt = ctypes.CDLL(name)
+            break
+        except OSError:
+            continue
+    else:
+        return float("nan")
+    free, total = ctypes.c_size_t(), ctypes.c_size_t()
+    rt.cudaMemGetInfo(ctypes.byref(free), ctypes.byref(total))
+    return free.value / 2**20
+
+
+def main_gpu(a, n_seq):
+    import gc
+    import stoker
+    rows = []
+    for codec in a.codecs.split(","):
+        paths = make_clips(a.clips, codec, ROOT / "bench" / "data" / f"video-1080p-{codec}-{a.clips}")
+        for p in paths:
+            p.read_bytes()
+        for length in (int(x) for x in a.length.split(",")):
+            for threads in (int(x) for x in a.threads.split(",")):
+                for api in ("stoker", "dali"):
+                    try:
+                        free0 = device_free_mb()
+                        counts0 = stoker._C.video_gpu_decode_counts()
+                        run, p = gpu_contender(paths, length, threads, api)
+                        run(n_seq)
+                        mem = free0 - device_free_mb()
+                        fps, per_cpu, cores = measure(run, n_seq, length)
+                        counts = stoker._C.video_gpu_decode_counts()
+                        del run, p
+                        gc.collect()
+                    except Exception as e:
+                        print(f"  {api} ({codec}, {length} frames): left out: {type(e).__name__}: "
+                              f"{str(e).splitlines()[0][:200]}", flush=True)
+                        continue
+                    nvdec = counts["nvdec"] - counts0["nvdec"]
+                    on_cpu = counts["cpu"] - counts0["cpu"]
+                    rows.append(dict(codec=codec, length=length, threads=threads,
+                                     contender=f"{api}-gpu", fps=fps, per_cpu=per_cpu, cores=cores,
+                                     device_mb=mem, nvdec_frames=nvdec, cpu_frames=on_cpu))
+                    print(json.dumps(rows[-1]), flush=True)
+    lines = [f"video sequences on the GPU: {platform.node()}, {os.cpu_count()} CPUs, clips "
+             f"{a.clips} x 300 frames 1920x1080, stride {STRIDE}, batch {BATCH}, {n_seq} "
+             "sequences a pass (median of 3 after a warm-up)", "",
+             "| codec | frames/seq | threads | contender | frames/s | cores busy | frames per CPU-s | device MB | stoker / DALI |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        dali = next((x for x in rows if x["contender"] == "dali-gpu" and x["threads"] == r["threads"]
+                     and x["codec"] == r["codec"] and x["length"] == r["length"]), None)
+        ratio = (f"{r['fps'] / dali['fps']:.2f}x" if r["contender"] == "stoker-gpu" and dali else "")
+        lines.append(f"| {r['codec']} | {r['length']} | {r['threads']} | {r['contender']} | "
+                     f"{r['fps']:.0f} | {r['cores']:.2f} | {r['per_cpu']:.0f} | "
+                     f"{r['device_mb']:.0f} | {ratio} |")
+    return rows, lines
 
 
 def peer(name, paths, length):
@@ -203,9 +293,13 @@ def main(argv=None):
     ap.add_argument("--sequences", type=int, default=48, help="per pass (a multiple of 4)")
     ap.add_argument("--codecs", default="h264,vp9")
     ap.add_argument("--peers", default="torchcodec,decord,pyav,opencv,dali")
+    ap.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     ap.add_argument("--out", type=pathlib.Path, default=ROOT / "bench" / "results")
     a = ap.parse_args(argv)
     n_seq = a.sequences // BATCH * BATCH
+    if a.device == "gpu":
+        rows, lines = main_gpu(a, n_seq)
+        return write(a, rows, lines)
     rows = []
     for codec in a.codecs.split(","):
         paths = make_clips(a.clips, codec, ROOT / "bench" / "data" / f"video-1080p-{codec}-{a.clips}")
@@ -251,6 +345,10 @@ def main(argv=None):
         ratio = "" if r["contender"] == "stoker" or base is None else f"{base['per_cpu'] / r['per_cpu']:.2f}x"
         lines.append(f"| {r['codec']} | {r['length']} | {r['contender']} | {r['threads']} | "
                      f"{r['fps']:.0f} | {r['per_cpu']:.0f} | {r['cores']:.2f} | {ratio} |")
+    return write(a, rows, lines)
+
+
+def write(a, rows, lines):
     text = "\n".join(lines)
     print(text)
     a.out.mkdir(parents=True, exist_ok=True)

@@ -57,7 +57,7 @@ GPU_PYTEST="tests/python/test_gpu_transfer.py tests/python/test_gpu_geometry.py 
 GPU_PYTEST="$GPU_PYTEST tests/python/test_gpu_ops.py tests/python/test_gpu_pipeline.py tests/python/test_gpu_graph_ops.py"
 GPU_PYTEST="$GPU_PYTEST tests/python/test_gpu_detection.py tests/python/test_gpu_filters.py tests/python/test_gpu_audio.py"
 GPU_PYTEST="$GPU_PYTEST tests/python/test_gpu_augment.py tests/python/test_c_api.py tests/python/test_plugins.py"
-GPU_PYTEST="$GPU_PYTEST tests/python/test_dali_format.py"
+GPU_PYTEST="$GPU_PYTEST tests/python/test_dali_format.py tests/python/test_video_gpu.py"
 [ -n "$RUN_TESTS" ] && step pytest_gpu env PYTHONPATH="$PWD/build/gpu/python" LD_PRELOAD="$STACKDUMP" \
   python3 -m pytest -q -rs -p no:cacheprovider --capture=sys \
   $GPU_PYTEST tests/python/test_plugin_pytorch.py tests/python/test_plugin_jax.py \

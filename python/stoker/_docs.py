@@ -235,10 +235,14 @@ def operator_markdown(op_name):
         # Its device='gpu' is its Python side's: the batches are read on the CPU, then copied.
         backends += ("; also `device='gpu'`: the batches are read on the CPU, then copied to "
                      "the GPU")
-    from ._schema import CPU_DECODED
-    if op_name in CPU_DECODED:
-        backends += (f"; also `device='{CPU_DECODED[op_name]}'`, as DALI names it: the video is "
-                     "decoded on the CPU, then copied to the GPU (no NVDEC yet)")
+    from ._schema import CPU_DECODED, decodes_on_gpu
+    device = CPU_DECODED.get(op_name)
+    if device and not decodes_on_gpu(op_name):
+        backends += (f"; also `device='{device}'`, as DALI names it: this build has no CUDA, so "
+                     "the video is decoded on the CPU, then copied to the GPU")
+    elif device and device not in s["backends"]:
+        backends += f"; also `device='{device}'`: decoded on NVDEC"
+
     facts = [("Call", f"{_code('fn.' + op_name + '(...)')}; class {_code('ops.' + ops_name)}"),
              ("Backends in stoker", backends),
              ("Inputs", _inputs(s))]

@@ -119,25 +119,36 @@ _OUTPUTS_BY_INPUTS = {
 }
 
 
-# Operators that DALI runs on the GPU with NVDEC and stoker decodes on the CPU (FFmpeg) for now:
-# asked for on that device, the CPU operator runs and each output is copied to the GPU (as
-# .gpu() does, in the mixed stage), so that DALI's video pipelines run unchanged.
-# (experimental.inputs.video is built from decoders.video: _COMPOSITES.)
+# Operators that DALI runs on the GPU with NVDEC, the device it names, and the operator that
+# decodes for them. Where that operator has the device (CUDA builds: NVDEC through FFmpeg), they
+# decode there; in a build without it, asked for that device, the CPU operator runs and each
+# output is copied to the GPU (as .gpu() does, in the mixed stage), so that DALI's video
+# pipelines still run. (experimental.inputs.video and readers.video_resize are built from
+# decoders.video and readers.video: _COMPOSITES.)
 CPU_DECODED = {"readers.video": "gpu", "decoders.video": "mixed", "experimental.inputs.video": "mixed",
                "readers.video_resize": "gpu"}
+_DECODED_BY = {"readers.video": "readers.video", "readers.video_resize": "readers.video",
+               "decoders.video": "decoders.video", "experimental.inputs.video": "decoders.video"}
 _cpu_decoded_said = set()
 
 
+def decodes_on_gpu(op_name):
+    """True when `op_name` decodes on NVDEC on the device CPU_DECODED names (a CUDA build)."""
+    base = _DECODED_BY[op_name]
+    return CPU_DECODED[op_name] in SCHEMAS.get(base, {}).get("backends", ())
+
+
 def _decoded_on_cpu(op_name, device):
-    """True (and a log line, once per operator) when `device` is the one CPU_DECODED names."""
-    if CPU_DECODED.get(op_name) != device:
+    """True (and a log line, once per operator) when `device` is the one CPU_DECODED names and
+    this build decodes it on the CPU."""
+    if CPU_DECODED.get(op_name) != device or decodes_on_gpu(op_name):
         return False
     if op_name not in _cpu_decoded_said:
         _cpu_decoded_said.add(op_name)
         import logging
         logging.getLogger("stoker").info(
-            "fn.%s(device=%r): stoker decodes video on the CPU (FFmpeg) and copies the frames "
-            "to the GPU; NVDEC decoding is not there yet.", op_name, device)
+            "fn.%s(device=%r): this build of stoker has no CUDA: it decodes video on the CPU "
+            "(FFmpeg) and copies the frames to the GPU.", op_name, device)
     return True
 
 

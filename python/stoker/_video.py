@@ -135,11 +135,14 @@ def _inputs_video(inputs, kwargs):
                               bool(args.get("blocking", False)), bool(args.get("no_copy", False)))
     encoded, first, length = record_op(
         "external_source", (), {"_python_side": es, "num_outputs": 3, "no_copy": True})
+    on_cpu = device == "mixed" and _decoded_on_cpu(op, device)
     frames = record_op("decoders.video", [encoded],
                        {"start_frame": first, "sequence_length": length,
-                        "pad_mode": "constant" if pad else "none"})
-    if device == "mixed":
-        _decoded_on_cpu(op, device)
+                        "pad_mode": "constant" if pad else "none",
+                        "device": "cpu" if on_cpu else device,
+                        **({"_display_name": f"fn.{op}(device='mixed')"} if device == "mixed"
+                           and not on_cpu else {})})
+    if on_cpu:
         frames = record_op("_to_gpu", [frames], {"_display_name": f"fn.{op}(device='mixed')"},
                            default_device="mixed")
     es.output = weakref.ref(frames.op)
@@ -158,8 +161,7 @@ def video_resize_schema(schemas):
         backends=["cpu", "gpu"] if gpu else ["cpu"],
         doc="Reads video sequences as readers.video does and resizes their frames as resize does "
             "(resize_x/resize_y, resize_shorter, size, mode, interp_type, ...): readers.video "
-            "then resize on the CPU; device='gpu' then copies every output to the GPU (DALI "
-            "decodes and resizes there with NVDEC; stoker decodes on the CPU for now).")
+            "then resize, on the CPU or, with device='gpu', on the GPU (decoded on NVDEC).")
 
 
 def _video_resize(inputs, kwargs):
@@ -179,11 +181,11 @@ def _video_resize(inputs, kwargs):
             raise unexpected_arg(op, k, argdefs)
     sizes = {a["name"] for a in SCHEMAS["resize"]["args"]} - {"dtype"}
     resize_kw = {k: kwargs.pop(k) for k in list(kwargs) if k in sizes}
-    outs = record_op("readers.video", (), kwargs)
+    on_cpu = device == "gpu" and _decoded_on_cpu(op, device)
+    outs = record_op("readers.video", (), dict(kwargs, device="cpu" if on_cpu else device))
     outs = list(outs) if isinstance(outs, tuple) else [outs]
     outs[0] = record_op("resize", [outs[0]], resize_kw)
-    if device == "gpu":
-        _decoded_on_cpu(op, device)
+    if on_cpu:
         shown = f"fn.{op}(device='gpu')"
         outs = [record_op("_to_gpu", [o], {"_display_name": shown}, default_device="mixed")
                 for o in outs]

@@ -3296,7 +3296,7 @@ def video_reader(
     preserve: bool = False,
     bytes_per_sample_hint: Union[_IntList, None] = None,
 ) -> Any:
-    """Reads sequences of frames from video files (FHWC), decoded on the CPU through FFmpeg (libavcodec's software decoders, libswscale's colour conversion). Outputs: video, then labels (with file_root, file_list or labels), frame_num (with enable_frame_num) and timestamps (with enable_timestamps).
+    """Reads sequences of frames from video files (FHWC), decoded through FFmpeg: on the CPU (libavcodec's software decoders, libswscale's colour conversion) or, with device='gpu', on NVDEC where the GPU takes the codec and profile (else on the CPU, then copied), converted to RGB on the GPU. Outputs: video, then labels (with file_root, file_list or labels), frame_num (with enable_frame_num) and timestamps (with enable_timestamps).
 
     Keyword arguments:
       shard_id (int, default 0): Index of the shard to read.
@@ -3330,7 +3330,7 @@ def video_reader(
       file_list_include_preceding_frame (bool, default False): Turn file_list times into frames with floor(start*fps) and ceil(end*fps) instead of ceil and floor.
       pad_sequences (bool, default False): Also give the short sequences at the end of a video, zero-padded.
       skip_vfr_check (bool, default False): Read variable frame rate videos instead of refusing them.
-      additional_decode_surfaces (int, default 2): Accepted for DALI compatibility (NVDEC surfaces); unused on the CPU.
+      additional_decode_surfaces (int, default 2): Accepted for DALI compatibility (NVDEC surfaces); FFmpeg sizes its own pool.
       on_error (str, default 'raise'): stoker: what to do with a sample that cannot be read or decoded: 'raise' an error naming the file, 'skip' it (the batch is filled with the next samples; the file is never delivered again). Skipped and replaced samples are counted in Pipeline.error_stats() and logged once per file.
       device: 'cpu', 'gpu' or 'mixed'.
       name: a name for the operator (readers: the name for reader_meta).
@@ -3397,7 +3397,7 @@ def video_reader_resize(
     preserve: bool = False,
     bytes_per_sample_hint: Union[_IntList, None] = None,
 ) -> Tuple[DataNode, DataNode, DataNode, DataNode]:
-    """Reads video sequences as readers.video does and resizes their frames as resize does (resize_x/resize_y, resize_shorter, size, mode, interp_type, ...): readers.video then resize on the CPU; device='gpu' then copies every output to the GPU (DALI decodes and resizes there with NVDEC; stoker decodes on the CPU for now).
+    """Reads video sequences as readers.video does and resizes their frames as resize does (resize_x/resize_y, resize_shorter, size, mode, interp_type, ...): readers.video then resize, on the CPU or, with device='gpu', on the GPU (decoded on NVDEC).
 
     Keyword arguments:
       shard_id (int, default 0): Index of the shard to read.
@@ -3431,7 +3431,7 @@ def video_reader_resize(
       file_list_include_preceding_frame (bool, default False): Turn file_list times into frames with floor(start*fps) and ceil(end*fps) instead of ceil and floor.
       pad_sequences (bool, default False): Also give the short sequences at the end of a video, zero-padded.
       skip_vfr_check (bool, default False): Read variable frame rate videos instead of refusing them.
-      additional_decode_surfaces (int, default 2): Accepted for DALI compatibility (NVDEC surfaces); unused on the CPU.
+      additional_decode_surfaces (int, default 2): Accepted for DALI compatibility (NVDEC surfaces); FFmpeg sizes its own pool.
       on_error (str, default 'raise'): stoker: what to do with a sample that cannot be read or decoded: 'raise' an error naming the file, 'skip' it (the batch is filled with the next samples; the file is never delivered again). Skipped and replaced samples are counted in Pipeline.error_stats() and logged once per file.
       resize_x (float or a per-sample DataNode, optional): Output width; 0 or absent: from the other extents (keeping the aspect ratio).
       resize_y (float or a per-sample DataNode, optional): Output height; 0 or absent: from the other extents.
@@ -3911,7 +3911,7 @@ class decoders:
         preserve: bool = False,
         bytes_per_sample_hint: Union[_IntList, None] = None,
     ) -> DataNode:
-        """Decodes encoded videos (1-D uint8 samples of a whole file) into sequences of RGB frames (FHWC) on the CPU through FFmpeg. Without frame arguments every frame is decoded; frames picks frames by index, start_frame with end_frame or sequence_length (and stride) a range, padded past the end by pad_mode.
+        """Decodes encoded videos (1-D uint8 samples of a whole file) into sequences of RGB frames (FHWC) through FFmpeg: on the CPU or, with device='mixed', on NVDEC where the GPU takes the codec and profile (else on the CPU, then copied). Without frame arguments every frame is decoded; frames picks frames by index, start_frame with end_frame or sequence_length (and stride) a range, padded past the end by pad_mode.
 
         Keyword arguments:
           affine (bool, default True): Accepted for DALI compatibility (thread pinning of the mixed backend).
@@ -4507,7 +4507,7 @@ class experimental:
             preserve: bool = False,
             bytes_per_sample_hint: Union[_IntList, None] = None,
         ) -> DataNode:
-            """Decodes encoded videos (1-D uint8 samples of a whole file) into sequences of RGB frames (FHWC) on the CPU through FFmpeg. Without frame arguments every frame is decoded; frames picks frames by index, start_frame with end_frame or sequence_length (and stride) a range, padded past the end by pad_mode.
+            """Decodes encoded videos (1-D uint8 samples of a whole file) into sequences of RGB frames (FHWC) through FFmpeg: on the CPU or, with device='mixed', on NVDEC where the GPU takes the codec and profile (else on the CPU, then copied). Without frame arguments every frame is decoded; frames picks frames by index, start_frame with end_frame or sequence_length (and stride) a range, padded past the end by pad_mode.
 
             Keyword arguments:
               affine (bool, default True): Accepted for DALI compatibility (thread pinning of the mixed backend).
@@ -5420,7 +5420,7 @@ class readers:
         preserve: bool = False,
         bytes_per_sample_hint: Union[_IntList, None] = None,
     ) -> Any:
-        """Reads sequences of frames from video files (FHWC), decoded on the CPU through FFmpeg (libavcodec's software decoders, libswscale's colour conversion). Outputs: video, then labels (with file_root, file_list or labels), frame_num (with enable_frame_num) and timestamps (with enable_timestamps).
+        """Reads sequences of frames from video files (FHWC), decoded through FFmpeg: on the CPU (libavcodec's software decoders, libswscale's colour conversion) or, with device='gpu', on NVDEC where the GPU takes the codec and profile (else on the CPU, then copied), converted to RGB on the GPU. Outputs: video, then labels (with file_root, file_list or labels), frame_num (with enable_frame_num) and timestamps (with enable_timestamps).
 
         Keyword arguments:
           shard_id (int, default 0): Index of the shard to read.
@@ -5454,7 +5454,7 @@ class readers:
           file_list_include_preceding_frame (bool, default False): Turn file_list times into frames with floor(start*fps) and ceil(end*fps) instead of ceil and floor.
           pad_sequences (bool, default False): Also give the short sequences at the end of a video, zero-padded.
           skip_vfr_check (bool, default False): Read variable frame rate videos instead of refusing them.
-          additional_decode_surfaces (int, default 2): Accepted for DALI compatibility (NVDEC surfaces); unused on the CPU.
+          additional_decode_surfaces (int, default 2): Accepted for DALI compatibility (NVDEC surfaces); FFmpeg sizes its own pool.
           on_error (str, default 'raise'): stoker: what to do with a sample that cannot be read or decoded: 'raise' an error naming the file, 'skip' it (the batch is filled with the next samples; the file is never delivered again). Skipped and replaced samples are counted in Pipeline.error_stats() and logged once per file.
           device: 'cpu', 'gpu' or 'mixed'.
           name: a name for the operator (readers: the name for reader_meta).
@@ -5522,7 +5522,7 @@ class readers:
         preserve: bool = False,
         bytes_per_sample_hint: Union[_IntList, None] = None,
     ) -> Tuple[DataNode, DataNode, DataNode, DataNode]:
-        """Reads video sequences as readers.video does and resizes their frames as resize does (resize_x/resize_y, resize_shorter, size, mode, interp_type, ...): readers.video then resize on the CPU; device='gpu' then copies every output to the GPU (DALI decodes and resizes there with NVDEC; stoker decodes on the CPU for now).
+        """Reads video sequences as readers.video does and resizes their frames as resize does (resize_x/resize_y, resize_shorter, size, mode, interp_type, ...): readers.video then resize, on the CPU or, with device='gpu', on the GPU (decoded on NVDEC).
 
         Keyword arguments:
           shard_id (int, default 0): Index of the shard to read.
@@ -5556,7 +5556,7 @@ class readers:
           file_list_include_preceding_frame (bool, default False): Turn file_list times into frames with floor(start*fps) and ceil(end*fps) instead of ceil and floor.
           pad_sequences (bool, default False): Also give the short sequences at the end of a video, zero-padded.
           skip_vfr_check (bool, default False): Read variable frame rate videos instead of refusing them.
-          additional_decode_surfaces (int, default 2): Accepted for DALI compatibility (NVDEC surfaces); unused on the CPU.
+          additional_decode_surfaces (int, default 2): Accepted for DALI compatibility (NVDEC surfaces); FFmpeg sizes its own pool.
           on_error (str, default 'raise'): stoker: what to do with a sample that cannot be read or decoded: 'raise' an error naming the file, 'skip' it (the batch is filled with the next samples; the file is never delivered again). Skipped and replaced samples are counted in Pipeline.error_stats() and logged once per file.
           resize_x (float or a per-sample DataNode, optional): Output width; 0 or absent: from the other extents (keeping the aspect ratio).
           resize_y (float or a per-sample DataNode, optional): Output height; 0 or absent: from the other extents.

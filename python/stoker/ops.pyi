@@ -2583,7 +2583,7 @@ class Uniform:
     def __call__(self, shape_like: _Input = ..., /, **kwargs: Any) -> DataNode: ...
 
 class VideoReader:
-    """Reads sequences of frames from video files (FHWC), decoded on the CPU through FFmpeg (libavcodec's software decoders, libswscale's colour conversion). Outputs: video, then labels (with file_root, file_list or labels), frame_num (with enable_frame_num) and timestamps (with enable_timestamps).
+    """Reads sequences of frames from video files (FHWC), decoded through FFmpeg: on the CPU (libavcodec's software decoders, libswscale's colour conversion) or, with device='gpu', on NVDEC where the GPU takes the codec and profile (else on the CPU, then copied), converted to RGB on the GPU. Outputs: video, then labels (with file_root, file_list or labels), frame_num (with enable_frame_num) and timestamps (with enable_timestamps).
 
     The function form, whose docstring lists the arguments: fn.readers.video.
     """
@@ -2633,7 +2633,7 @@ class VideoReader:
     def __call__(self, **kwargs: Any) -> Any: ...
 
 class VideoReaderResize:
-    """Reads video sequences as readers.video does and resizes their frames as resize does (resize_x/resize_y, resize_shorter, size, mode, interp_type, ...): readers.video then resize on the CPU; device='gpu' then copies every output to the GPU (DALI decodes and resizes there with NVDEC; stoker decodes on the CPU for now).
+    """Reads video sequences as readers.video does and resizes their frames as resize does (resize_x/resize_y, resize_shorter, size, mode, interp_type, ...): readers.video then resize, on the CPU or, with device='gpu', on the GPU (decoded on NVDEC).
 
     The function form, whose docstring lists the arguments: fn.readers.video_resize.
     """
@@ -3025,7 +3025,7 @@ class decoders:
         def __call__(self, data: _Input, anchor: _Input = ..., shape: _Input = ..., /, **kwargs: Any) -> DataNode: ...
 
     class Video:
-        """Decodes encoded videos (1-D uint8 samples of a whole file) into sequences of RGB frames (FHWC) on the CPU through FFmpeg. Without frame arguments every frame is decoded; frames picks frames by index, start_frame with end_frame or sequence_length (and stride) a range, padded past the end by pad_mode.
+        """Decodes encoded videos (1-D uint8 samples of a whole file) into sequences of RGB frames (FHWC) through FFmpeg: on the CPU or, with device='mixed', on NVDEC where the GPU takes the codec and profile (else on the CPU, then copied). Without frame arguments every frame is decoded; frames picks frames by index, start_frame with end_frame or sequence_length (and stride) a range, padded past the end by pad_mode.
 
         The function form, whose docstring lists the arguments: fn.decoders.video.
         """
@@ -3433,7 +3433,7 @@ class experimental:
             def __call__(self, data: _Input, anchor: _Input = ..., shape: _Input = ..., /, **kwargs: Any) -> DataNode: ...
 
         class Video:
-            """Decodes encoded videos (1-D uint8 samples of a whole file) into sequences of RGB frames (FHWC) on the CPU through FFmpeg. Without frame arguments every frame is decoded; frames picks frames by index, start_frame with end_frame or sequence_length (and stride) a range, padded past the end by pad_mode.
+            """Decodes encoded videos (1-D uint8 samples of a whole file) into sequences of RGB frames (FHWC) through FFmpeg: on the CPU or, with device='mixed', on NVDEC where the GPU takes the codec and profile (else on the CPU, then copied). Without frame arguments every frame is decoded; frames picks frames by index, start_frame with end_frame or sequence_length (and stride) a range, padded past the end by pad_mode.
 
             The function form, whose docstring lists the arguments: fn.decoders.video.
             """
@@ -4166,7 +4166,7 @@ class readers:
         def __call__(self, **kwargs: Any) -> Any: ...
 
     class Video:
-        """Reads sequences of frames from video files (FHWC), decoded on the CPU through FFmpeg (libavcodec's software decoders, libswscale's colour conversion). Outputs: video, then labels (with file_root, file_list or labels), frame_num (with enable_frame_num) and timestamps (with enable_timestamps).
+        """Reads sequences of frames from video files (FHWC), decoded through FFmpeg: on the CPU (libavcodec's software decoders, libswscale's colour conversion) or, with device='gpu', on NVDEC where the GPU takes the codec and profile (else on the CPU, then copied), converted to RGB on the GPU. Outputs: video, then labels (with file_root, file_list or labels), frame_num (with enable_frame_num) and timestamps (with enable_timestamps).
 
         The function form, whose docstring lists the arguments: fn.readers.video.
         """
@@ -4216,7 +4216,7 @@ class readers:
         def __call__(self, **kwargs: Any) -> Any: ...
 
     class VideoResize:
-        """Reads video sequences as readers.video does and resizes their frames as resize does (resize_x/resize_y, resize_shorter, size, mode, interp_type, ...): readers.video then resize on the CPU; device='gpu' then copies every output to the GPU (DALI decodes and resizes there with NVDEC; stoker decodes on the CPU for now).
+        """Reads video sequences as readers.video does and resizes their frames as resize does (resize_x/resize_y, resize_shorter, size, mode, interp_type, ...): readers.video then resize, on the CPU or, with device='gpu', on the GPU (decoded on NVDEC).
 
         The function form, whose docstring lists the arguments: fn.readers.video_resize.
         """

@@ -219,6 +219,11 @@ PYBIND11_MODULE(_C, m) {
     if (n == 0) throw Error(ErrorKind::kDecode, "the encoded video is empty (0 bytes)");
     return codecs::video::VideoFile::open_memory(p, n)->info().num_frames();
   }, py::arg("data"), "Frames in an encoded video (bytes in memory), as decoders.video counts them.");
+  m.def("video_gpu_decode_counts", [] {
+    const codecs::video::GpuDecodeCounts c = codecs::video::gpu_decode_counts();
+    return py::dict(py::arg("nvdec") = c.nvdec, py::arg("cpu") = c.cpu);
+  }, "Frames this process decoded for the video operators' GPU devices: on NVDEC, and on the "
+     "CPU (streams NVDEC does not take), then copied.");
   m.attr("reads_dali_pipelines") = dali_format_supported();
   m.def("dali_pipeline_document", [](py::bytes data) {
     std::string bytes = data;

@@ -1,7 +1,11 @@
 #include "codecs/video/video_codec.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <functional>
 #include <mutex>
 
 #include "core/error.h"
@@ -10,10 +14,17 @@
 extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
+#include <libavutil/hwcontext.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
+#if STOKER_WITH_CUDA
+#include <libavutil/hwcontext_cuda.h>
+#endif
 }
+#endif
+#if STOKER_WITH_CUDA
+#include "kernels/cuda/video_gpu.h"
 #endif
 
 namespace stoker::codecs::video {
@@ -23,9 +34,95 @@ std::string without_ffmpeg_message(const std::string& op) {
               "libswscale-dev and rebuild";
 }
 
+namespace {
+std::atomic<int64_t> g_nvdec_frames{0}, g_cpu_frames{0};
+}  // namespace
+
+GpuDecodeCounts gpu_decode_counts() { return {g_nvdec_frames.load(), g_cpu_frames.load()}; }
+
 #if STOKER_WITH_FFMPEG
 
 bool built_with_ffmpeg() { return true; }
+
+#if STOKER_WITH_CUDA
+namespace {
+// The driver's primary context of a device (the one the CUDA runtime, and so the pipeline,
+// works in), from libcuda itself: stoker links only the runtime.
+struct PrimaryContext {
+  using Retain = CUresult (*)(CUcontext*, CUdevice);
+  using Release = CUresult (*)(CUdevice);
+  using Get = CUresult (*)(CUdevice*, int);
+  Retain retain = nullptr;
+  Release release = nullptr;
+  Get get = nullptr;
+  PrimaryContext() {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return;
+    retain = reinterpret_cast<Retain>(dlsym(lib, "cuDevicePrimaryCtxRetain"));
+    release = reinterpret_cast<Release>(dlsym(lib, "cuDevicePrimaryCtxRelease_v2"));
+    if (!release) release = reinterpret_cast<Release>(dlsym(lib, "cuDevicePrimaryCtxRelease"));
+    get = reinterpret_cast<Get>(dlsym(lib, "cuDeviceGet"));
+  }
+  static const PrimaryContext& get_instance() {
+    static const PrimaryContext p;
+    return p;
+  }
+};
+}  // namespace
+#endif
+
+class GpuDecoding {
+ public:
+  ~GpuDecoding() {
+    av_buffer_unref(&device);
+#if STOKER_WITH_CUDA
+    if (context) PrimaryContext::get_instance().release(cu_device);
+#endif
+  }
+  AVBufferRef* device = nullptr;  // an AVHWDeviceContext of type CUDA; null: the CPU decodes
+  void* stream = nullptr;
+#if STOKER_WITH_CUDA
+  CUcontext context = nullptr;    // the primary context, retained
+  CUdevice cu_device = 0;
+#endif
+};
+
+std::shared_ptr<GpuDecoding> make_gpu_decoding(int device, void* stream, std::string* why) {
+#if STOKER_WITH_CUDA
+  auto g = std::make_shared<GpuDecoding>();
+  g->stream = stream;
+  auto no_nvdec = [&](const std::string& reason) {
+    if (why) *why = reason;
+    av_buffer_unref(&g->device);
+    return g;
+  };
+  // FFmpeg's own device creation would set the primary context's flags, which the runtime has
+  // already made active, and refuse; it is given the context instead.
+  const PrimaryContext& pc = PrimaryContext::get_instance();
+  if (!pc.retain || !pc.release || !pc.get) return no_nvdec("the CUDA driver library (libcuda.so.1) was not found");
+  if (pc.get(&g->cu_device, device) != CUDA_SUCCESS || pc.retain(&g->context, g->cu_device) != CUDA_SUCCESS) {
+    g->context = nullptr;
+    return no_nvdec("the CUDA driver gives no context for device " + std::to_string(device));
+  }
+  g->device = av_hwdevice_ctx_alloc(AV_HWDEVICE_TYPE_CUDA);
+  if (!g->device) return no_nvdec("this FFmpeg has no CUDA support");
+  auto* hw = reinterpret_cast<AVHWDeviceContext*>(g->device->data);
+  auto* cu = static_cast<AVCUDADeviceContext*>(hw->hwctx);
+  cu->cuda_ctx = g->context;
+  cu->stream = static_cast<CUstream>(stream);
+  const int ret = av_hwdevice_ctx_init(g->device);
+  if (ret < 0) {
+    char buf[AV_ERROR_MAX_STRING_SIZE] = {0};
+    av_strerror(ret, buf, sizeof(buf));
+    return no_nvdec(std::string("FFmpeg cannot use CUDA device ") + std::to_string(device) +
+                    " (" + buf + ")");
+  }
+  return g;
+#else
+  if (why) *why = "stoker was built without CUDA";
+  return nullptr;
+#endif
+}
 
 namespace {
 
@@ -81,6 +178,17 @@ bool is_jpeg_range_format(AVPixelFormat f) {
          f == AV_PIX_FMT_YUVJ440P || f == AV_PIX_FMT_YUVJ411P;
 }
 
+AVPixelFormat plain_twin(AVPixelFormat f) {
+  switch (f) {
+    case AV_PIX_FMT_YUVJ420P: return AV_PIX_FMT_YUV420P;
+    case AV_PIX_FMT_YUVJ422P: return AV_PIX_FMT_YUV422P;
+    case AV_PIX_FMT_YUVJ444P: return AV_PIX_FMT_YUV444P;
+    case AV_PIX_FMT_YUVJ440P: return AV_PIX_FMT_YUV440P;
+    case AV_PIX_FMT_YUVJ411P: return AV_PIX_FMT_YUV411P;
+    default: return f;
+  }
+}
+
 class FfmpegVideo final : public VideoFile {
  public:
   ~FfmpegVideo() override {
@@ -98,8 +206,10 @@ class FfmpegVideo final : public VideoFile {
     }
   }
 
-  void open(const std::string* path, const uint8_t* data, size_t size, const VideoInfo* index) {
+  void open(const std::string* path, const uint8_t* data, size_t size, const VideoInfo* index,
+            std::shared_ptr<GpuDecoding> gpu) {
     quiet_ffmpeg();
+    gpu_ = std::move(gpu);
     fmt_ = avformat_alloc_context();
     if (!fmt_) throw Error(ErrorKind::kOutOfMemory, "cannot allocate a demuxer");
     if (!path) {
@@ -167,6 +277,43 @@ class FfmpegVideo final : public VideoFile {
 
   void decode(int64_t first, int64_t count, int64_t stride, ColorFormat color,
               uint8_t* out) override {
+    const size_t frame_bytes = static_cast<size_t>(info_.width) * info_.height * 3;
+    decode_frames(first, count, stride, [&](int64_t want, int64_t target) {
+      if (frame_->format == AV_PIX_FMT_CUDA) download(target);
+      convert(color, out + static_cast<size_t>(want) * frame_bytes, target);
+    });
+  }
+
+  void decode_device(int64_t first, int64_t count, int64_t stride, ColorFormat color,
+                     const DeviceFrames& out) override {
+#if STOKER_WITH_CUDA
+    if (!gpu_)
+      throw Error(ErrorKind::kInvalidArgument, "decode_device() on a video opened for the CPU");
+    const int64_t values = static_cast<int64_t>(info_.width) * info_.height * 3;
+    const size_t frame_bytes = static_cast<size_t>(values) * (out.f32 ? sizeof(float) : 1);
+    decode_frames(first, count, stride, [&](int64_t want, int64_t target) {
+      kernels::cuda::FrameOut o{static_cast<char*>(out.data) + want * frame_bytes, out.f32,
+                                out.scale};
+      if (frame_->format == AV_PIX_FMT_CUDA && convert_device(color, o, target)) {
+        g_nvdec_frames.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+      if (frame_->format == AV_PIX_FMT_CUDA) download(target);
+      host_frame_.resize(static_cast<size_t>(values));
+      convert(color, host_frame_.data(), target);
+      kernels::cuda::host_frame_gpu(host_frame_.data(), values, o, gpu_->stream);
+      g_cpu_frames.fetch_add(1, std::memory_order_relaxed);
+    });
+#else
+    throw Error(ErrorKind::kUnsupported, "stoker was built without CUDA");
+#endif
+  }
+
+ private:
+  // Decodes frames first, first + stride, ... and calls emit(i, frame) with frame_ holding the
+  // i-th of them.
+  void decode_frames(int64_t first, int64_t count, int64_t stride,
+                     const std::function<void(int64_t, int64_t)>& emit) {
     const int64_t n = info_.num_frames();
     if (count <= 0) return;
     if (first < 0 || stride <= 0 || first + (count - 1) * stride >= n)
@@ -182,7 +329,6 @@ class FfmpegVideo final : public VideoFile {
       from_start = key == 0;
       sought = !from_start;
     }
-    const size_t frame_bytes = static_cast<size_t>(info_.width) * info_.height * 3;
     int64_t want = 0;  // the next of the `count` frames to fill
     bool eof = false;
     try {
@@ -207,7 +353,7 @@ class FfmpegVideo final : public VideoFile {
           const int64_t target = first + want * stride;
           const int64_t target_pts = info_.frames[target].pts;
           if (pts == target_pts) {
-            convert(color, out + static_cast<size_t>(want) * frame_bytes, target);
+            emit(want, target);
             last_decoded_ = target;
             ++want;
           } else if (pts > target_pts) {
@@ -279,7 +425,7 @@ class FfmpegVideo final : public VideoFile {
             if (pts == AV_NOPTS_VALUE) pts = frame_->pts;
             const int64_t target = first + want * stride;
             if (pts == info_.frames[target].pts) {
-              convert(color, out + static_cast<size_t>(want) * frame_bytes, target);
+              emit(want, target);
               last_decoded_ = target;
               ++want;
             } else if (pts > info_.frames[target].pts) {
@@ -301,7 +447,6 @@ class FfmpegVideo final : public VideoFile {
     }
   }
 
- private:
   static constexpr int kIoBuffer = 1 << 16;
 
   void build_index(AVStream* st) {
@@ -371,6 +516,11 @@ class FfmpegVideo final : public VideoFile {
     if (ret < 0) decode_fail("cannot set up the '" + info_.codec + "' decoder (" + av_error(ret) + ")");
     dec_->thread_count = 1;
     dec_->pkt_timebase = fmt_->streams[stream_]->time_base;
+    if (gpu_ && gpu_->device && decodes_on_cuda(codec_)) {
+      dec_->hw_device_ctx = av_buffer_ref(gpu_->device);
+      if (!dec_->hw_device_ctx) throw Error(ErrorKind::kOutOfMemory, "cannot allocate a decoder");
+      dec_->get_format = cuda_or_software;
+    }
     // H.264's non-reference pictures (nal_ref_idc 0) change no other picture, so those not
     // asked for need not be decoded (AVDISCARD_NONREF). HEVC's "non-reference" ones may still
     // be referred to by pictures of a higher temporal sub-layer, and VP9's may update the
@@ -430,14 +580,103 @@ class FfmpegVideo final : public VideoFile {
     last_decoded_ = -1;
   }
 
-  void convert(ColorFormat color, uint8_t* out, int64_t index) {
+  void check_frame_size(int64_t index) const {
     const int w = info_.width, h = info_.height;
     if (frame_->width != w || frame_->height != h)
       decode_fail("frame " + std::to_string(index) + " is " + std::to_string(frame_->width) + "x" +
                   std::to_string(frame_->height) + ", the stream's frames are " +
                   std::to_string(w) + "x" + std::to_string(h) +
                   "; videos whose frame size changes are not supported");
+  }
+
+  // A codec FFmpeg can decode on NVDEC (whether this GPU takes the stream's profile is asked
+  // when decoding starts: cuda_or_software).
+  static bool decodes_on_cuda(const AVCodec* codec) {
+    for (int i = 0;; ++i) {
+      const AVCodecHWConfig* c = avcodec_get_hw_config(codec, i);
+      if (!c) return false;
+      if ((c->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) &&
+          c->device_type == AV_HWDEVICE_TYPE_CUDA)
+        return true;
+    }
+  }
+
+  // FFmpeg offers CUDA frames where NVDEC takes the stream; when it then fails to set NVDEC up
+  // (a profile the GPU lacks), it asks again without them, and the CPU decodes.
+  static AVPixelFormat cuda_or_software(AVCodecContext*, const AVPixelFormat* formats) {
+    for (const AVPixelFormat* f = formats; *f != AV_PIX_FMT_NONE; ++f)
+      if (*f == AV_PIX_FMT_CUDA) return *f;
+    for (const AVPixelFormat* f = formats; *f != AV_PIX_FMT_NONE; ++f) {
+      const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(*f);
+      if (d && !(d->flags & AV_PIX_FMT_FLAG_HWACCEL)) return *f;
+    }
+    return AV_PIX_FMT_NONE;
+  }
+
+  // A frame in device memory copied to a frame in host memory, in frame_'s place.
+  void download(int64_t index) {
+    AVFrame* sw = av_frame_alloc();
+    if (!sw) throw Error(ErrorKind::kOutOfMemory, "cannot allocate a frame");
+    int ret = av_hwframe_transfer_data(sw, frame_, 0);
+    if (ret >= 0) ret = av_frame_copy_props(sw, frame_);
+    if (ret < 0) {
+      av_frame_free(&sw);
+      decode_fail("frame " + std::to_string(index) + ": cannot copy it from the GPU (" +
+                  av_error(ret) + ")");
+    }
+    av_frame_unref(frame_);
+    av_frame_move_ref(frame_, sw);
+    av_frame_free(&sw);
+  }
+
+#if STOKER_WITH_CUDA
+  // NVDEC's frame to `out` on the GPU; false for a surface format the kernels do not read.
+  bool convert_device(ColorFormat color, const kernels::cuda::FrameOut& out, int64_t index) {
+    namespace kc = kernels::cuda;
+    check_frame_size(index);
+    const auto* fc = reinterpret_cast<const AVHWFramesContext*>(frame_->hw_frames_ctx->data);
+    kc::YuvFrame f;
+    switch (fc->sw_format) {
+      case AV_PIX_FMT_NV12: f.layout = kc::YuvLayout::kNV12; break;
+      case AV_PIX_FMT_P010LE:
+      case AV_PIX_FMT_P016LE: f.layout = kc::YuvLayout::kP016; break;
+      case AV_PIX_FMT_YUV444P: f.layout = kc::YuvLayout::kYUV444; break;
+      case AV_PIX_FMT_YUV444P16LE: f.layout = kc::YuvLayout::kYUV444_16; break;
+      default: return false;
+    }
+    const int planes = f.layout == kc::YuvLayout::kNV12 || f.layout == kc::YuvLayout::kP016 ? 2 : 3;
+    for (int p = 0; p < planes; ++p) {
+      f.plane[p] = frame_->data[p];
+      f.pitch[p] = frame_->linesize[p];
+    }
+    f.width = info_.width;
+    f.height = info_.height;
+    // The matrix libswscale gives the same colorspace on the CPU (sws_getCoefficients).
+    switch (frame_->colorspace) {
+      case AVCOL_SPC_RGB:
+      case AVCOL_SPC_BT709: f.kr = 0.2126f, f.kb = 0.0722f; break;
+      case AVCOL_SPC_FCC: f.kr = 0.30f, f.kb = 0.11f; break;
+      case AVCOL_SPC_SMPTE240M: f.kr = 0.212f, f.kb = 0.087f; break;
+      case AVCOL_SPC_BT2020_NCL:
+      case AVCOL_SPC_BT2020_CL: f.kr = 0.2627f, f.kb = 0.0593f; break;
+      default: f.kr = 0.299f, f.kb = 0.114f; break;
+    }
+    f.full_range = frame_->color_range == AVCOL_RANGE_JPEG;
+    kc::yuv_frame_gpu(f, color == ColorFormat::kYCbCr, out, gpu_->stream);
+    return true;
+  }
+#endif
+
+  void convert(ColorFormat color, uint8_t* out, int64_t index) {
+    const int w = info_.width, h = info_.height;
+    check_frame_size(index);
     auto src = static_cast<AVPixelFormat>(frame_->format);
+    // The range is given below: a yuvj format is handed to libswscale as its plain twin, since
+    // sws_getCachedContext compares the twin it keeps with the yuvj one asked for and makes a
+    // new context for every frame, which may land at the same address and so skip the range
+    // set below (full-range frames after the first came out in studio range).
+    const int src_full = frame_->color_range == AVCOL_RANGE_JPEG || is_jpeg_range_format(src);
+    src = plain_twin(src);
     const bool rgb = color == ColorFormat::kRGB;
     const AVPixelFormat dst = rgb ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_YUV444P;
     SwsContext* before = sws_;
@@ -447,7 +686,6 @@ class FfmpegVideo final : public VideoFile {
                   std::string(av_get_pix_fmt_name(src) ? av_get_pix_fmt_name(src) : "?") + "'");
     // FFmpeg's defaults: the frame's matrix (BT.601 when unspecified) and its range
     // (limited unless the frame says full or the format is a yuvj one).
-    const int src_full = frame_->color_range == AVCOL_RANGE_JPEG || is_jpeg_range_format(src);
     const int details[2] = {static_cast<int>(frame_->colorspace), src_full};
     if (sws_ != before || details[0] != sws_details_[0] || details[1] != sws_details_[1]) {
       const int* coefs = sws_getCoefficients(frame_->colorspace);
@@ -498,6 +736,8 @@ class FfmpegVideo final : public VideoFile {
   AVFrame* frame_ = nullptr;
   AVPacket* packet_ = nullptr;
   SwsContext* sws_ = nullptr;
+  std::shared_ptr<GpuDecoding> gpu_;   // set: decoding for decode_device()
+  std::vector<uint8_t> host_frame_;    // a CPU-decoded frame on its way to the GPU
   int sws_details_[2] = {-1, -1};  // the colorspace and range sws_ was set up for
   std::vector<uint8_t> tmp_;
   VideoInfo info_;
@@ -506,15 +746,17 @@ class FfmpegVideo final : public VideoFile {
 
 }  // namespace
 
-std::unique_ptr<VideoFile> VideoFile::open_path(const std::string& path, const VideoInfo* index) {
+std::unique_ptr<VideoFile> VideoFile::open_path(const std::string& path, const VideoInfo* index,
+                                                std::shared_ptr<GpuDecoding> gpu) {
   auto v = std::make_unique<FfmpegVideo>();
-  v->open(&path, nullptr, 0, index);
+  v->open(&path, nullptr, 0, index, std::move(gpu));
   return v;
 }
 
-std::unique_ptr<VideoFile> VideoFile::open_memory(const uint8_t* data, size_t size) {
+std::unique_ptr<VideoFile> VideoFile::open_memory(const uint8_t* data, size_t size,
+                                                  std::shared_ptr<GpuDecoding> gpu) {
   auto v = std::make_unique<FfmpegVideo>();
-  v->open(nullptr, data, size, nullptr);
+  v->open(nullptr, data, size, nullptr, std::move(gpu));
   return v;
 }
 
@@ -522,11 +764,20 @@ std::unique_ptr<VideoFile> VideoFile::open_memory(const uint8_t* data, size_t si
 
 bool built_with_ffmpeg() { return false; }
 
-std::unique_ptr<VideoFile> VideoFile::open_path(const std::string&, const VideoInfo*) {
+class GpuDecoding {};
+
+std::shared_ptr<GpuDecoding> make_gpu_decoding(int, void*, std::string* why) {
+  if (why) *why = without_ffmpeg_message("video");
+  return nullptr;
+}
+
+std::unique_ptr<VideoFile> VideoFile::open_path(const std::string&, const VideoInfo*,
+                                                std::shared_ptr<GpuDecoding>) {
   throw Error(ErrorKind::kUnsupported, without_ffmpeg_message("video"));
 }
 
-std::unique_ptr<VideoFile> VideoFile::open_memory(const uint8_t*, size_t) {
+std::unique_ptr<VideoFile> VideoFile::open_memory(const uint8_t*, size_t,
+                                                  std::shared_ptr<GpuDecoding>) {
   throw Error(ErrorKind::kUnsupported, without_ffmpeg_message("video"));
 }
 

@@ -23,6 +23,9 @@ list(APPEND STOKER_CUDA_SOURCES
 list(APPEND STOKER_CUDA_SOURCES
   src/kernels/cuda/audio_gpu.cu
   src/kernels/cuda/cufft_loader.cc)
+# NVDEC's frames (issue 20's readers.video and decoders.video on the GPU) to RGB or YCbCr.
+list(APPEND STOKER_CUDA_SOURCES
+  src/kernels/cuda/video_gpu.cu)
 # The GPU twins of issue 22's rank filters (experimental.erode, dilate, median_blur), of
 # noise.gaussian, noise.salt_and_pepper, grid_mask and jitter; laplacian's twin is in
 # filter_gpu.cu, experimental.remap's in warp_gpu.cu.

@@ -1,11 +1,18 @@
-// decoders.video on the CPU: encoded video bytes (a 1-D uint8 sample, e.g. from readers.file)
-// in, frames (FHWC, RGB) out. The bytes are demuxed in place through an AVIOContext; which
-// frames and how a sequence past the end is padded are DALI's arguments.
+// decoders.video: encoded video bytes (a 1-D uint8 sample, e.g. from readers.file) in, frames
+// (FHWC, RGB) out, decoded on the CPU or (device='mixed') on NVDEC into device memory where the
+// GPU takes the stream (codecs/video/video_codec.h). The bytes are demuxed in place through an
+// AVIOContext; which frames and how a sequence past the end is padded are DALI's arguments.
 #include <algorithm>
 #include <cstring>
 
 #include "codecs/video/video_codec.h"
+#include "core/log.h"
 #include "pipeline/operator.h"
+#ifdef STOKER_WITH_CUDA
+#include "core/cuda/cuda_util.h"
+#include "pipeline/gpu_batch.h"
+#include "pipeline/gpu_context.h"
+#endif
 
 namespace stoker {
 namespace {
@@ -48,7 +55,7 @@ struct Plan {
 
 class VideoDecoder : public Operator {
  public:
-  explicit VideoDecoder(const OpSpec& spec) : Operator(spec) {
+  VideoDecoder(const OpSpec& spec, bool on_gpu) : Operator(spec), on_gpu_(on_gpu) {
     if (!cv::built_with_ffmpeg())
       throw Error(ErrorKind::kUnsupported, cv::without_ffmpeg_message(spec.display_name()));
     const bool frames = spec.has("frames") || spec.is_tensor_arg("frames");
@@ -78,6 +85,7 @@ class VideoDecoder : public Operator {
       throw Error(ErrorKind::kTypeMismatch,
                   op + ": the input must be encoded video bytes (uint8), got " +
                       dtype_name(in.dtype()) + "; read the files with fn.readers.file");
+    if (on_gpu_) start_gpu(ws);
     std::vector<Plan> plans(n);
     std::vector<Shape> shapes(n);
     std::vector<char> bad(n, 0);
@@ -93,7 +101,7 @@ class VideoDecoder : public Operator {
                           std::to_string(in.shape(i).size()) + " dimensions");
         if (in.shape(i)[0] == 0) throw Error(ErrorKind::kDecode, "the encoded video is empty (0 bytes)");
         plans[i].video = cv::VideoFile::open_memory(static_cast<const uint8_t*>(in[i].data),
-                                                     static_cast<size_t>(in.shape(i)[0]));
+                                                     static_cast<size_t>(in.shape(i)[0]), gpu_);
         plans[i].frames = select(ws, i, plans[i].video->info().num_frames());
         const cv::VideoInfo& v = plans[i].video->info();
         shapes[i] = {static_cast<int64_t>(plans[i].frames.size()), v.height, v.width, 3};
@@ -107,16 +115,23 @@ class VideoDecoder : public Operator {
     });
     ws.outputs.assign(1, Batch());
     Batch& out = ws.outputs[0];
-    out.allocate(*ws.host_pool, DType::kUInt8, shapes, "FHWC");
+#ifdef STOKER_WITH_CUDA
+    if (on_gpu_) out = allocate_device_batch(ws, DType::kUInt8, shapes, "FHWC");
+#endif
+    if (!on_gpu_) out.allocate(*ws.host_pool, DType::kUInt8, shapes, "FHWC");
     ws.thread_pool->parallel_for(n, [&](int64_t i, int) {
       out[i].source = in[i].source;
       if (bad[i]) return;
       try {
-        decode(plans[i], out.data<uint8_t>(i));
+        if (on_gpu_) decode_device(ws, plans[i], out.data<uint8_t>(i));
+        else decode(plans[i], out.data<uint8_t>(i));
       } catch (const Error& e) {
         std::string msg = where(i) + ": " + e.what();
         if (!ws.report_bad_sample(i, in[i].source, msg)) throw Error(e.kind(), op + ": " + msg);
-        std::memset(out[i].data, 0, out.sample_bytes(i));
+#ifdef STOKER_WITH_CUDA
+        if (on_gpu_) cuda_memset_async(out[i].data, 0, out.sample_bytes(i), ws.gpu->stream());
+#endif
+        if (!on_gpu_) std::memset(out[i].data, 0, out.sample_bytes(i));
       }
       plans[i].video.reset();
     });
@@ -197,6 +212,57 @@ class VideoDecoder : public Operator {
     }
   }
 
+  // The GPU's decoders, set up on the first batch (the stream is the pipeline's).
+  void start_gpu(Workspace& ws) {
+#ifdef STOKER_WITH_CUDA
+    if (gpu_started_) return;
+    gpu_started_ = true;
+    std::string why;
+    gpu_ = cv::make_gpu_decoding(ws.gpu->device(), ws.gpu->stream(), &why);
+    if (!why.empty())  // still correct, only slower
+      log_message(LogLevel::kWarning, "%s: decoding on the CPU and copying the frames: %s",
+                  spec_.display_name().c_str(), why.c_str());
+#endif
+  }
+
+  // decode() to device memory: each distinct frame decoded once, the repeats copied on the
+  // GPU, the fill frames set there.
+  void decode_device(Workspace& ws, Plan& p, uint8_t* out) const {
+#ifdef STOKER_WITH_CUDA
+    const cv::VideoInfo& v = p.video->info();
+    const size_t fb = static_cast<size_t>(v.height) * v.width * 3;
+    void* stream = ws.gpu->stream();
+    std::vector<std::pair<int64_t, size_t>> order;
+    for (size_t k = 0; k < p.frames.size(); ++k)
+      if (p.frames[k] >= 0) order.push_back({p.frames[k], k});
+    std::sort(order.begin(), order.end());
+    for (size_t j = 0; j < order.size(); ++j) {
+      if (j > 0 && order[j].first == order[j - 1].first)
+        cuda_memcpy_async(out + order[j].second * fb, out + order[j - 1].second * fb, fb, stream);
+      else
+        p.video->decode_device(order[j].first, 1, 1, cv::ColorFormat::kRGB,
+                               {out + order[j].second * fb, false, 1.0f});
+    }
+    std::vector<uint8_t> fill;  // one fill frame, uploaded for each padded position
+    for (size_t k = 0; k < p.frames.size(); ++k) {
+      if (p.frames[k] >= 0) continue;
+      const bool flat = fill_.size() == 1 || (fill_[0] == fill_[1] && fill_[1] == fill_[2]);
+      if (flat) {
+        cuda_memset_async(out + k * fb, static_cast<int>(fill_[0]), fb, stream);
+        continue;
+      }
+      if (fill.empty()) {
+        fill.resize(fb);
+        for (size_t px = 0; px < fb; ++px) fill[px] = static_cast<uint8_t>(fill_[px % 3]);
+      }
+      cuda_memcpy_async(out + k * fb, fill.data(), fb, stream);  // pageable: read on return
+    }
+#endif
+  }
+
+  const bool on_gpu_;
+  bool gpu_started_ = false;
+  std::shared_ptr<cv::GpuDecoding> gpu_;  // on the GPU: FFmpeg's CUDA device, or none
   PadMode pad_ = PadMode::kConstant;
   std::vector<int64_t> fill_;
 };
@@ -205,7 +271,8 @@ class VideoDecoder : public Operator {
 
 STOKER_REGISTER_OP_NAMED(decoders_video, "decoders.video") {
   schema.doc("Decodes encoded videos (1-D uint8 samples of a whole file) into sequences of RGB "
-             "frames (FHWC) on the CPU through FFmpeg. Without frame arguments every frame is "
+             "frames (FHWC) through FFmpeg: on the CPU or, with device='mixed', on NVDEC where "
+             "the GPU takes the codec and profile (else on the CPU, then copied). Without frame arguments every frame is "
              "decoded; frames picks frames by index, start_frame with end_frame or "
              "sequence_length (and stride) a range, padded past the end by pad_mode.")
       .inputs(1, 1, {"encoded"}).outputs(1)
@@ -228,9 +295,15 @@ STOKER_REGISTER_OP_NAMED(decoders_video, "decoders.video") {
             .doc = "Past the video's end: 'none' (a shorter sequence), 'constant' (fill_value), "
                    "'edge'/'repeat', 'reflect_1001'/'symmetric' (ABC -> ABCCBA), "
                    "'reflect_101'/'reflect' (ABC -> ABCBA)."})
+      .arg({.name = "_display_name", .type = ArgType::kString, .optional = true,
+            .doc = "How messages name the operator: experimental.inputs.video's own name."})
       .arg({.name = "fill_value", .type = ArgType::kIntList, .default_value = std::vector<int64_t>{0},
             .doc = "Value of padded frames with pad_mode='constant': one, or one per channel."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<VideoDecoder>(s); });
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<VideoDecoder>(s, false); })
+#ifdef STOKER_WITH_CUDA
+      .backend(Backend::kMixed, [](const OpSpec& s) { return std::make_unique<VideoDecoder>(s, true); })
+#endif
+      ;
   add_on_error_arg(schema, /*can_replace=*/false);
 }
 
