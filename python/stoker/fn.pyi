@@ -3892,6 +3892,27 @@ class decoders:
         """
 
     @staticmethod
+    def numpy(
+        input: _Input,
+        /,
+        *,
+        dtype: Union[_DType, None] = None,
+        device: Union[str, None] = None,
+        name: Union[str, None] = None,
+        preserve: bool = False,
+        bytes_per_sample_hint: Union[_IntList, None] = None,
+    ) -> DataNode:
+        """Decodes NumPy .npy files given as bytes (1-D uint8 samples, e.g. from fn.readers.file) into their arrays: the file's shape and element type (bool, integers, float16/32/64), C order (Fortran-order arrays are transposed), native byte order. All samples of a batch must have one element type and number of dimensions, unless dtype casts them all.
+
+        Keyword arguments:
+          dtype (stoker.types.DALIDataType, optional): Cast every array to this type (as fn.cast does); default: the files' own type.
+          device: 'cpu', 'gpu' or 'mixed'.
+          name: a name for the operator (readers: the name for reader_meta).
+          preserve: keep the operator even if its outputs are unused.
+          bytes_per_sample_hint: accepted for DALI; unused.
+        """
+
+    @staticmethod
     def video(
         encoded: _Input,
         /,

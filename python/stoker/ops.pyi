@@ -3024,6 +3024,24 @@ class decoders:
         ) -> None: ...
         def __call__(self, data: _Input, anchor: _Input = ..., shape: _Input = ..., /, **kwargs: Any) -> DataNode: ...
 
+    class Numpy:
+        """Decodes NumPy .npy files given as bytes (1-D uint8 samples, e.g. from fn.readers.file) into their arrays: the file's shape and element type (bool, integers, float16/32/64), C order (Fortran-order arrays are transposed), native byte order. All samples of a batch must have one element type and number of dimensions, unless dtype casts them all.
+
+        The function form, whose docstring lists the arguments: fn.decoders.numpy.
+        """
+        schema_name: str
+        device: Union[str, None]
+        def __init__(
+            self,
+            *,
+            dtype: Union[_DType, None] = None,
+            device: Union[str, None] = None,
+            name: Union[str, None] = None,
+            preserve: bool = False,
+            bytes_per_sample_hint: Union[_IntList, None] = None,
+        ) -> None: ...
+        def __call__(self, input: _Input, /, **kwargs: Any) -> DataNode: ...
+
     class Video:
         """Decodes encoded videos (1-D uint8 samples of a whole file) into sequences of RGB frames (FHWC) through FFmpeg: on the CPU or, with device='mixed', on NVDEC where the GPU takes the codec and profile (else on the CPU, then copied). Without frame arguments every frame is decoded; frames picks frames by index, start_frame with end_frame or sequence_length (and stride) a range, padded past the end by pad_mode.
 

@@ -10,8 +10,8 @@
 namespace stoker::readers::npy {
 namespace {
 
-[[noreturn]] void bad(const RandomAccessFile& f, const std::string& what) {
-  fail(ErrorKind::kDecode, "'" + f.path() + "' is not a valid .npy file: " + what);
+[[noreturn]] void bad(const Source& f, const std::string& what) {
+  fail(ErrorKind::kDecode, "'" + f.name() + "' is not a valid .npy file: " + what);
 }
 
 bool host_is_little() {
@@ -22,7 +22,7 @@ bool host_is_little() {
 }
 
 // The value of `key` in the header's dict literal, as text ('...' string, True/False, (...)).
-std::string dict_value(const RandomAccessFile& f, const std::string& dict, const std::string& key) {
+std::string dict_value(const Source& f, const std::string& dict, const std::string& key) {
   size_t k = dict.find("'" + key + "'");
   if (k == std::string::npos) k = dict.find("\"" + key + "\"");
   if (k == std::string::npos) bad(f, "the header has no '" + key + "' entry");
@@ -46,7 +46,7 @@ std::string dict_value(const RandomAccessFile& f, const std::string& dict, const
   return s;
 }
 
-DType parse_descr(const RandomAccessFile& f, const std::string& descr, bool* swap) {
+DType parse_descr(const Source& f, const std::string& descr, bool* swap) {
   if (descr.size() < 3) bad(f, "the dtype '" + descr + "' is not a simple type");
   const char order = descr[0];
   const std::string code = descr.substr(1);
@@ -65,7 +65,7 @@ DType parse_descr(const RandomAccessFile& f, const std::string& descr, bool* swa
   else if (code == "f8") t = DType::kFloat64;
   if (t == DType::kNone || (order != '<' && order != '>' && order != '|' && order != '='))
     fail(ErrorKind::kUnsupported,
-         "'" + f.path() + "' holds elements of NumPy dtype '" + descr + "', which stoker does "
+         "'" + f.name() + "' holds elements of NumPy dtype '" + descr + "', which stoker does "
          "not read; save bool, integer or float16/32/64 arrays (e.g. arr.astype(np.float32))");
   const bool little = host_is_little();
   *swap = dtype_size(t) > 1 && ((order == '<' && !little) || (order == '>' && little));
@@ -78,7 +78,22 @@ void swap_elements(uint8_t* p, int64_t n, size_t elem) {
 
 }  // namespace
 
-Header read_header(const RandomAccessFile& f) {
+size_t MemorySource::read_some(int64_t offset, void* dst, size_t n) const {
+  if (offset < 0 || offset >= size_) return 0;
+  const size_t got = std::min(n, static_cast<size_t>(size_ - offset));
+  std::memcpy(dst, data_ + offset, got);
+  return got;
+}
+
+void MemorySource::read_exact(int64_t offset, void* dst, size_t n, const char* what) const {
+  const size_t got = read_some(offset, dst, n);
+  if (got != n)
+    fail(ErrorKind::kDecode, "'" + name_ + "' is truncated: the " + what + " at offset " +
+                                 std::to_string(offset) + " needs " + std::to_string(n) +
+                                 " bytes, " + std::to_string(n - got) + " of them are missing");
+}
+
+Header read_header(const Source& f) {
   uint8_t pre[12] = {};
   size_t got = f.read_some(0, pre, sizeof(pre));
   if (got < 10 || std::memcmp(pre, "\x93NUMPY", 6) != 0)
@@ -98,7 +113,7 @@ Header read_header(const RandomAccessFile& f) {
                " is not known (1.0, 2.0 and 3.0 are)");
   }
   if (start + header_len > f.size())
-    fail(ErrorKind::kDecode, "'" + f.path() + "' is truncated: its .npy header claims " +
+    fail(ErrorKind::kDecode, "'" + f.name() + "' is truncated: its .npy header claims " +
                                  std::to_string(header_len) + " bytes, the file has " +
                                  std::to_string(f.size() - start) + " after the preamble");
   std::string dict(static_cast<size_t>(header_len), '\0');
@@ -152,14 +167,14 @@ Header read_header(const RandomAccessFile& f) {
   if (!empty && __builtin_mul_overflow(count, static_cast<int64_t>(dtype_size(h.dtype)), &need))
     bad(f, "the shape '" + shape + "' has more elements than a file can hold");
   if (need > f.size() - h.data_offset)
-    fail(ErrorKind::kDecode, "'" + f.path() + "' is truncated: an array of shape " +
+    fail(ErrorKind::kDecode, "'" + f.name() + "' is truncated: an array of shape " +
                                  to_string(h.shape) + " and dtype '" + h.descr + "' needs " +
                                  std::to_string(need) + " bytes of data after its header, the file has " +
                                  std::to_string(f.size() - h.data_offset));
   return h;
 }
 
-void read_box(const RandomAccessFile& f, const Header& h, const Shape& start, const Shape& count,
+void read_box(const Source& f, const Header& h, const Shape& start, const Shape& count,
               void* dst, const Shape& out_shape, const Shape& out_start) {
   const int n = static_cast<int>(h.shape.size());
   const size_t elem = dtype_size(h.dtype);

@@ -4,6 +4,7 @@ list(APPEND STOKER_SOURCES
   src/ops/io/coco_reader.cc
   src/ops/io/mxnet_reader.cc
   src/ops/io/nemo_asr_reader.cc
+  src/ops/io/numpy_decoder.cc
   src/ops/io/numpy_reader.cc
   src/ops/io/reader_base.cc
   src/ops/io/tfrecord_reader.cc
