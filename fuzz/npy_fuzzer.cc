@@ -7,7 +7,8 @@
 // element type stoker does not read, named); an accepted header describes data that the file
 // holds; read_box of a region placed inside a larger output (one element of margin around it,
 // filled with a guard value) writes exactly the region's elements, equal to the same elements of
-// the whole array read at once, C order and byte order applied, and leaves the margin alone.
+// the whole array read at once, C order and byte order applied, and leaves the margin alone; the
+// same bytes read from memory (decoders.numpy) give the same header and array.
 #include <cstring>
 #include <string>
 #include <vector>
@@ -55,6 +56,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::expect_ok_or("read_box (whole array)", {}, [&] {
     npy::read_box(file, h, Shape(n, 0), h.shape, whole.data(), h.shape, Shape(n, 0));
   });
+  // decoders.numpy's path: the same bytes parsed from memory give the same header and array.
+  npy::MemorySource mem("fuzz input", data + 4, static_cast<int64_t>(size - 4));
+  npy::Header hm;
+  fuzz::expect_ok_or("read_header (memory)", {}, [&] { hm = npy::read_header(mem); });
+  if (hm.shape != h.shape || hm.dtype != h.dtype || hm.data_offset != h.data_offset ||
+      hm.fortran_order != h.fortran_order || hm.swap_bytes != h.swap_bytes)
+    fuzz::finding("read_header from memory disagrees with the same bytes read from a file");
+  std::vector<uint8_t> whole_mem(whole.size());
+  fuzz::expect_ok_or("read_box (memory)", {}, [&] {
+    npy::read_box(mem, h, Shape(n, 0), h.shape, whole_mem.data(), h.shape, Shape(n, 0));
+  });
+  if (whole_mem != whole) fuzz::finding("read_box from memory disagrees with the file's");
   if (n == 0) return 0;
   for (int64_t d : h.shape)
     if (d > kMaxBytes) return 0;  // empty, beside a huge extent: nothing to read in a region
