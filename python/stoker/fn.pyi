@@ -906,6 +906,28 @@ def dl_tensor_python_function(
       bytes_per_sample_hint: accepted for DALI; unused.
     """
 
+def dump_image(
+    input: _Input,
+    /,
+    *,
+    input_layout: _Str = 'HWC',
+    suffix: _Str = '',
+    device: Union[str, None] = None,
+    name: Union[str, None] = None,
+    preserve: bool = False,
+    bytes_per_sample_hint: Union[_IntList, None] = None,
+) -> DataNode:
+    """Writes each image of the batch to a PPM file in the working folder, for debugging: sample i to '<i>-<suffix>-0.ppm' (ASCII P3 for 3 channels, P2 for 1), rewritten by every batch; the output is the input, untouched. uint8 HWC images (CHW too, which DALI refuses).
+
+    Keyword arguments:
+      input_layout (str, default 'HWC'): Layout of the images: "HWC" or "CHW".
+      suffix (str, default ''): Put into the file names: '<i>-<suffix>-0.ppm'.
+      device: 'cpu', 'gpu' or 'mixed'.
+      name: a name for the operator (readers: the name for reader_meta).
+      preserve: keep the operator even if its outputs are unused.
+      bytes_per_sample_hint: accepted for DALI; unused.
+    """
+
 def element_extract(
     input: _Input,
     /,

@@ -762,6 +762,25 @@ class DlTensorPythonFunction:
     ) -> None: ...
     def __call__(self, *inputs: _Input, **kwargs: Any) -> Any: ...
 
+class DumpImage:
+    """Writes each image of the batch to a PPM file in the working folder, for debugging: sample i to '<i>-<suffix>-0.ppm' (ASCII P3 for 3 channels, P2 for 1), rewritten by every batch; the output is the input, untouched. uint8 HWC images (CHW too, which DALI refuses).
+
+    The function form, whose docstring lists the arguments: fn.dump_image.
+    """
+    schema_name: str
+    device: Union[str, None]
+    def __init__(
+        self,
+        *,
+        input_layout: _Str = 'HWC',
+        suffix: _Str = '',
+        device: Union[str, None] = None,
+        name: Union[str, None] = None,
+        preserve: bool = False,
+        bytes_per_sample_hint: Union[_IntList, None] = None,
+    ) -> None: ...
+    def __call__(self, input: _Input, /, **kwargs: Any) -> DataNode: ...
+
 class ElementExtract:
     """Extracts frames from sequences: one output per index of element_map, each the frame at that index (FHWC in, HWC out). The outputs share the input's memory.
 
