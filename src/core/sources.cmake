@@ -7,6 +7,7 @@ list(APPEND STOKER_SOURCES
   src/core/run_time_library.cc
   src/core/thread_pool.cc)
 list(APPEND STOKER_TEST_SOURCES
+  tests/cpp/testdata_environment.cc
   tests/cpp/core/core_test.cc
   tests/cpp/core/memory_pool_test.cc
   tests/cpp/core/size_overflow_test.cc)
