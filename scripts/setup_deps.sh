@@ -58,6 +58,7 @@ if [ "${STOKER_TEST_DEPS:-0}" = 1 ]; then
   python3 -c "import paddle" 2>/dev/null || _need_pip+=("paddlepaddle==3.3.1")  # CPU build
   python3 -c "import lmdb" 2>/dev/null || _need_pip+=("lmdb")  # writes the LMDB test fixtures
   python3 -c "import tifffile" 2>/dev/null || _need_pip+=("tifffile")  # writes tiled/planar TIFF fixtures
+  python3 -c "import astropy" 2>/dev/null || _need_pip+=("astropy")  # writes the FITS test files
   python3 -c "import pycocotools" 2>/dev/null || _need_pip+=("pycocotools")  # readers.coco masks reference
   python3 -c "import numba" 2>/dev/null || _need_pip+=("numba")  # compiles numba_function's run_fn/setup_fn
   python3 -c "import mypy" 2>/dev/null || _need_pip+=("mypy")  # checks the .pyi stubs (test_stubs.py)

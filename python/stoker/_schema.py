@@ -61,6 +61,15 @@ def _one_output_per(arg):
     return adapt
 
 
+def _fits_outputs(kwargs):
+    """experimental.readers.fits: an output per HDU of hdu_indices (an int or a list; [2] when
+    left out)."""
+    h = kwargs.get("hdu_indices", [2])
+    if isinstance(h, int):
+        kwargs["hdu_indices"] = h = [h]
+    return kwargs, max(len(h), 1), None
+
+
 def _caffe_outputs(kwargs):
     n = bool(kwargs.get("image_available", True)) + bool(kwargs.get("label_available", True))
     return kwargs, max(n, 1), None
@@ -97,6 +106,7 @@ _ADAPTERS = {
     "readers.tfrecord": "stoker.tfrecord:_adapt_reader",
     "readers.webdataset": _one_output_per("ext"),
     "readers.caffe": _caffe_outputs,
+    "experimental.readers.fits": _fits_outputs,
     "readers.caffe2": _caffe2_outputs,
     "readers.coco": _coco_outputs,
     "readers.nemo_asr": _nemo_asr_outputs,

@@ -4598,7 +4598,64 @@ class experimental:
             """
 
     class readers:
-        pass
+        @staticmethod
+        def fits(
+            *,
+            shard_id: _Int = 0,
+            num_shards: _Int = 1,
+            stick_to_shard: _Bool = False,
+            pad_last_batch: _Bool = False,
+            random_shuffle: _Bool = False,
+            initial_fill: _Int = 1024,
+            shuffle_after_epoch: _Bool = False,
+            read_ahead: _Bool = False,
+            dont_use_mmap: _Bool = False,
+            lazy_init: _Bool = False,
+            prefetch_queue_depth: _Int = 1,
+            skip_cached_images: _Bool = False,
+            tensor_init_bytes: _Int = 1048576,
+            seed: _Int = -1,
+            file_root: Union[_Str, None] = None,
+            file_filter: _Str = '*.fits',
+            file_list: Union[_Str, None] = None,
+            files: Union[_StrList, None] = None,
+            hdu_indices: _IntList = [2],
+            dtypes: Union[_IntList, None] = None,
+            on_error: _Str = 'raise',
+            device: Union[str, None] = None,
+            name: Union[str, None] = None,
+            preserve: bool = False,
+            bytes_per_sample_hint: Union[_IntList, None] = None,
+        ) -> Any:
+            """Reads image HDUs of FITS files: all files under file_root that match file_filter (in sorted order), the paths in file_list, or files; one output per entry of hdu_indices (1 is the primary HDU, 2 the first extension). Each image comes in NumPy's axis order (NAXISn reversed) and its values' own type, BZERO/BSCALE applied as cfitsio applies them (BITPIX 16 with BZERO 32768 is uint16).
+
+            Keyword arguments:
+              shard_id (int, default 0): Index of the shard to read.
+              num_shards (int, default 1): Number of parts the data set is split into.
+              stick_to_shard (bool, default False): Keep reading the same shard every epoch instead of moving on to the next one.
+              pad_last_batch (bool, default False): Fill the shard's last batch by repeating its last sample, so that every epoch starts with a fresh batch.
+              random_shuffle (bool, default False): Shuffle through a buffer of initial_fill samples (after one fixed shuffle of the list).
+              initial_fill (int, default 1024): Size of the shuffle buffer used with random_shuffle.
+              shuffle_after_epoch (bool, default False): Shuffle the whole data set anew at every epoch (also the first), the same way in every shard: the permutation depends on the epoch only, not on the seed, so that shards stay disjoint. The reader keeps its shard (stick_to_shard is implied); it cannot be combined with random_shuffle or stick_to_shard.
+              read_ahead (bool, default False): Accepted for DALI compatibility; stoker always reads a batch ahead.
+              dont_use_mmap (bool, default False): Accepted for DALI compatibility; stoker reads files with read(), not mmap.
+              lazy_init (bool, default False): Accepted for DALI compatibility; the file list is built when the pipeline is built.
+              prefetch_queue_depth (int, default 1): Accepted for DALI compatibility; the pipeline's prefetch_queue_depth governs read-ahead.
+              skip_cached_images (bool, default False): Accepted for DALI compatibility; stoker has no decoder cache.
+              tensor_init_bytes (int, default 1048576): Accepted for DALI compatibility; buffers come from a pool sized by use.
+              seed (int, default -1): Random seed of the shuffle; -1 takes it from the pipeline.
+              file_root (str, optional): Folder to read (with file_filter), or the base of relative paths in files/file_list.
+              file_filter (str, default '*.fits'): Glob pattern of the files to take under file_root (matched against the path relative to file_root and against the file name).
+              file_list (str, optional): Text file with one path per line.
+              files (list of str, optional): Paths of the files to read.
+              hdu_indices (list of int, default [2]): The HDUs to read, one output each, counted from 1 (the primary HDU).
+              dtypes (list of int, optional): Accepted for DALI compatibility: a type per output, checked; the outputs keep the images' own types.
+              on_error (str, default 'raise'): stoker: what to do with a sample that cannot be read or decoded: 'raise' an error naming the file, 'skip' it (the batch is filled with the next samples; the file is never delivered again). Skipped and replaced samples are counted in Pipeline.error_stats() and logged once per file.
+              device: 'cpu', 'gpu' or 'mixed'.
+              name: a name for the operator (readers: the name for reader_meta).
+              preserve: keep the operator even if its outputs are unused.
+              bytes_per_sample_hint: accepted for DALI; unused.
+            """
 
 class io:
     class file:

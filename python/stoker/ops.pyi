@@ -3520,7 +3520,43 @@ class experimental:
             def __call__(self, **kwargs: Any) -> DataNode: ...
 
     class readers:
-        pass
+        class Fits:
+            """Reads image HDUs of FITS files: all files under file_root that match file_filter (in sorted order), the paths in file_list, or files; one output per entry of hdu_indices (1 is the primary HDU, 2 the first extension). Each image comes in NumPy's axis order (NAXISn reversed) and its values' own type, BZERO/BSCALE applied as cfitsio applies them (BITPIX 16 with BZERO 32768 is uint16).
+
+            The function form, whose docstring lists the arguments: fn.experimental.readers.fits.
+            """
+            schema_name: str
+            device: Union[str, None]
+            def __init__(
+                self,
+                *,
+                shard_id: _Int = 0,
+                num_shards: _Int = 1,
+                stick_to_shard: _Bool = False,
+                pad_last_batch: _Bool = False,
+                random_shuffle: _Bool = False,
+                initial_fill: _Int = 1024,
+                shuffle_after_epoch: _Bool = False,
+                read_ahead: _Bool = False,
+                dont_use_mmap: _Bool = False,
+                lazy_init: _Bool = False,
+                prefetch_queue_depth: _Int = 1,
+                skip_cached_images: _Bool = False,
+                tensor_init_bytes: _Int = 1048576,
+                seed: _Int = -1,
+                file_root: Union[_Str, None] = None,
+                file_filter: _Str = '*.fits',
+                file_list: Union[_Str, None] = None,
+                files: Union[_StrList, None] = None,
+                hdu_indices: _IntList = [2],
+                dtypes: Union[_IntList, None] = None,
+                on_error: _Str = 'raise',
+                device: Union[str, None] = None,
+                name: Union[str, None] = None,
+                preserve: bool = False,
+                bytes_per_sample_hint: Union[_IntList, None] = None,
+            ) -> None: ...
+            def __call__(self, **kwargs: Any) -> Any: ...
 
 class io:
     class file:

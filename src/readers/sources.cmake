@@ -13,6 +13,7 @@ list(APPEND STOKER_SOURCES
   src/readers/coco.cc
   src/readers/coco_mask.cc
   src/readers/nemo_asr.cc
+  src/readers/fits.cc
   src/readers/npy.cc
   src/readers/random_access_file.cc
   src/readers/recordio.cc

@@ -2,6 +2,8 @@
 list(APPEND STOKER_SOURCES
   src/ops/io/caffe_reader.cc
   src/ops/io/coco_reader.cc
+  src/ops/io/file_selection.cc
+  src/ops/io/fits_reader.cc
   src/ops/io/mxnet_reader.cc
   src/ops/io/nemo_asr_reader.cc
   src/ops/io/numpy_decoder.cc
