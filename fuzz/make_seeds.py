@@ -453,6 +453,43 @@ def npy_seeds(out):
         write(out / "npy", f"{i:02d}", prefix + d)
 
 
+def fits_file(hdus):
+    """A FITS file: hdus = [(cards, data)], each header padded to 2880 bytes with END, each data
+    block to 2880 bytes."""
+    def block(b, fill):
+        return b + fill * ((2880 - len(b) % 2880) % 2880)
+    out = b""
+    for cards, data in hdus:
+        text = "".join(f"{k:<8}= {v:>20}".ljust(80) for k, v in cards) + "END".ljust(80)
+        out += block(text.encode("ascii"), b" ") + block(data, b"\0")
+    return out
+
+
+def fits_seeds(out):
+    rng = random.Random(13)
+    seeds = []
+    for bitpix, fmt in ((8, "B"), (16, ">h"), (32, ">i"), (64, ">q"), (-32, ">f"), (-64, ">d")):
+        for shape in ((5,), (3, 4), (2, 3, 2)):
+            n = 1
+            for d in shape:
+                n *= d
+            data = b"".join(struct.pack(fmt, rng.randrange(100)) for _ in range(n))
+            axes = [(f"NAXIS{i + 1}", str(d)) for i, d in enumerate(reversed(shape))]
+            scale = [("BZERO", "32768"), ("BSCALE", "1")] if bitpix == 16 and len(shape) == 2 else []
+            primary = [("SIMPLE", "T"), ("BITPIX", "8"), ("NAXIS", "0"), ("EXTEND", "T")]
+            image = ([("XTENSION", "'IMAGE   '"), ("BITPIX", str(bitpix)), ("NAXIS", str(len(shape)))] +
+                     axes + [("PCOUNT", "0"), ("GCOUNT", "1")] + scale)
+            seeds.append(fits_file([(primary, b""), (image, data), (image, data)]))
+    seeds.append(fits_file([([("SIMPLE", "T"), ("BITPIX", "16"), ("NAXIS", "2"), ("NAXIS1", "3"),
+                              ("NAXIS2", "2")], bytes(12))]))
+    table = [("XTENSION", "'BINTABLE'"), ("BITPIX", "8"), ("NAXIS", "2"), ("NAXIS1", "4"),
+             ("NAXIS2", "3"), ("PCOUNT", "0"), ("GCOUNT", "1"), ("ZIMAGE", "T")]
+    seeds.append(fits_file([([("SIMPLE", "T"), ("BITPIX", "8"), ("NAXIS", "0")], b""), (table, bytes(12))]))
+    seeds.append(seeds[0][:4000])  # truncated
+    for i, d in enumerate(seeds):
+        write(out / "fits", f"{i:02d}", bytes([1 + i % 3]) + d)
+
+
 def dali_seeds(out):
     """Pipelines as DALI serializes them (pipeline/dali_pipeline.proto): made here, and by DALI
     itself where it is installed (CPU pipelines: DALI serializes GPU ones only with a GPU)."""
@@ -588,6 +625,7 @@ def main():
     tar_seeds(testdata, out)
     caffe_seeds(out)
     npy_seeds(out)
+    fits_seeds(out)
     lmdb_seeds(out)
     dali_seeds(out)
 

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 SECS=${1:-60}
 BUILD=${STOKER_FUZZ_BUILD_DIR:-build/fuzz}
 TESTDATA=${STOKER_TESTDATA:-$PWD/../shared/testdata}
-TARGETS=${STOKER_FUZZ_TARGETS:-image file_list sample_order tfrecord recordio tar caffe npy lmdb dali_format}
+TARGETS=${STOKER_FUZZ_TARGETS:-image file_list sample_order tfrecord recordio tar caffe npy fits lmdb dali_format}
 JOBS=${STOKER_JOBS:-$(nproc)}
 
 # clang with libFuzzer's runtime (Debian: clang, libclang-rt-dev; llvm for the symbolizer).

@@ -107,23 +107,24 @@ int64_t data_bytes(const RandomAccessFile& f, int hdu, const Header& h) {
     bad(f, hdu, "BITPIX is " + std::to_string(bitpix) + " (8, 16, 32, 64, -32 or -64)");
   if (naxis < 0 || naxis > kMaxAxes) bad(f, hdu, "NAXIS is " + std::to_string(naxis));
   if (naxis == 0) return 0;
+  // Every product checked: a hostile header must not wrap around to a size that fits the file.
+  auto too_big = [&] { bad(f, hdu, "its axes hold more bytes than a file can"); };
+  const bool groups = int_key(f, hdu, h, "NAXIS1", 0, true) == 0 && has(h, "GROUPS");
   int64_t n = 1;
-  for (int64_t a = 1; a <= naxis; ++a) {
+  for (int64_t a = groups ? 2 : 1; a <= naxis; ++a) {  // random groups count from NAXIS2
     const int64_t d = int_key(f, hdu, h, "NAXIS" + std::to_string(a), 0, true);
     if (d < 0) bad(f, hdu, "NAXIS" + std::to_string(a) + " is negative");
-    if (d && n > std::numeric_limits<int64_t>::max() / d / 8)
-      bad(f, hdu, "its axes hold more elements than a file can");
-    n *= d;
-  }
-  // Random groups (a primary HDU with NAXIS1 = 0) count from NAXIS2.
-  if (naxis >= 1 && int_key(f, hdu, h, "NAXIS1", 0, true) == 0 && has(h, "GROUPS")) {
-    n = 1;
-    for (int64_t a = 2; a <= naxis; ++a) n *= int_key(f, hdu, h, "NAXIS" + std::to_string(a), 0, true);
+    if (__builtin_mul_overflow(n, d, &n)) too_big();
   }
   const int64_t pcount = int_key(f, hdu, h, "PCOUNT", 0, false);
   const int64_t gcount = int_key(f, hdu, h, "GCOUNT", 1, false);
   if (pcount < 0 || gcount < 0) bad(f, hdu, "PCOUNT or GCOUNT is negative");
-  return std::abs(bitpix) / 8 * gcount * (pcount + n);
+  int64_t bytes = 0;
+  if (__builtin_add_overflow(pcount, n, &bytes) || __builtin_mul_overflow(bytes, gcount, &bytes) ||
+      __builtin_mul_overflow(bytes, std::abs(bitpix) / 8, &bytes) ||
+      bytes > std::numeric_limits<int64_t>::max() - 2 * kBlock)
+    too_big();
+  return bytes;
 }
 
 // cfitsio's equivalent type of a scaled integer image.
@@ -208,6 +209,12 @@ Image find_image(const RandomAccessFile& f, int hdu) {
                                               "hdu_indices counts from 1, and 2 is the first extension");
       for (int64_t a = naxis; a >= 1; --a)
         im.shape.push_back(int_key(f, k, h, "NAXIS" + std::to_string(a), 0, true));
+      // The pixels must lie within the HDU's data (GCOUNT 0 would make it empty).
+      int64_t pixels = 1;
+      for (int64_t d : im.shape) pixels *= d;  // no overflow: data_bytes checked the product
+      if (pixels * (std::abs(im.bitpix) / 8) > bytes)
+        bad(f, k, "its " + std::to_string(pixels) + " pixels do not fit the " +
+                      std::to_string(bytes) + " bytes of data its GCOUNT and PCOUNT give");
       im.bscale = real_key(f, k, h, "BSCALE", 1.0);
       im.bzero = real_key(f, k, h, "BZERO", 0.0);
       im.dtype = equivalent(im.bitpix, im.bscale, im.bzero);
