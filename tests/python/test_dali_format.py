@@ -4,6 +4,7 @@ DALI 2.4 itself, run by stoker and compared with DALI running the same file, and
 pipeline written with stoker's API (bit for bit). Hand-made files (a small protobuf writer
 below, independent of the reader) cover what a CPU-only DALI cannot serialize (GPU external
 sources, CPU-to-GPU moves, GPU-to-CPU moves) and damaged files."""
+import os
 import pathlib
 import struct
 
@@ -13,6 +14,7 @@ import pytest
 from stoker import Pipeline, _C, fn, pipeline_def, types
 
 from _dali_ref import real_dali
+from conftest import TESTDATA
 
 pytestmark = pytest.mark.skipif(not getattr(_C, "reads_dali_pipelines", False),
                                 reason="stoker built without libprotobuf")
@@ -212,18 +214,22 @@ def test_a_named_reader_and_preserved_operator_keep_their_names(dali, testdata):
 def test_an_operator_stoker_does_not_have_is_named(dali, tmp_path):
     dfn, dtypes, pdef, _ = dali
 
+    video = str(TESTDATA / "video" / "mkv" / "bbb_642x642_768kbps_30fps_vp9.webm")
+    if not os.path.exists(video):
+        pytest.skip("no test video")
+
     @pdef(batch_size=2, num_threads=1, device_id=None)
     def pipe():
-        x = dfn.external_source(name="x", dtype=dtypes.UINT8, ndim=1)
-        return dfn.decoders.numpy(x)
+        return dfn.experimental.readers.video(filenames=[video], sequence_length=2)
 
     with pytest.raises(ValueError) as e:
         Pipeline.deserialize(pipe().serialize())
     assert str(e.value).startswith(
-        "Pipeline.deserialize: the pipeline uses DALI's operator decoders__Numpy '__Numpy_")
+        "Pipeline.deserialize: the pipeline uses DALI's operator experimental__readers__Video "
+        "'__Video_")
     assert str(e.value).endswith(
-        f"(fn.decoders.numpy), which stoker does not have yet. The operators stoker has are "
-        "listed in its README's DALI table.")
+        f"(fn.experimental.readers.video), which stoker does not have yet. The operators stoker "
+        "has are listed in its README's DALI table.")
     assert f"(defined at {__file__}:" in str(e.value)
 
 
