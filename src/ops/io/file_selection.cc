@@ -132,4 +132,17 @@ std::vector<std::string> select_files(const OpSpec& spec) {
   spec.arg_error("file_root", "is required when neither files nor file_list is given");
 }
 
+void add_file_selection_args(OpSchema& schema, const std::string& filter) {
+  schema
+      .arg({.name = "file_root", .type = ArgType::kString, .optional = true,
+            .doc = "Folder to read (with file_filter), or the base of relative paths in files/file_list."})
+      .arg({.name = "file_filter", .type = ArgType::kString, .default_value = filter,
+            .doc = "Glob pattern of the files to take under file_root (matched against the path "
+                   "relative to file_root and against the file name)."})
+      .arg({.name = "file_list", .type = ArgType::kString, .optional = true,
+            .doc = "Text file with one path per line."})
+      .arg({.name = "files", .type = ArgType::kStringList, .optional = true,
+            .doc = "Paths of the files to read."});
+}
+
 }  // namespace stoker

@@ -13,4 +13,7 @@ namespace stoker {
 
 std::vector<std::string> select_files(const OpSpec& spec);
 
+// The arguments select_files reads: file_root, file_filter (default `filter`), file_list, files.
+void add_file_selection_args(OpSchema& schema, const std::string& filter);
+
 }  // namespace stoker

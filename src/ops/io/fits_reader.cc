@@ -123,21 +123,13 @@ class FitsReader : public SampleReader {
 
 STOKER_REGISTER_OP_NAMED(experimental_readers_fits, "experimental.readers.fits") {
   add_reader_args(schema);
+  add_file_selection_args(schema, "*.fits");
   schema.doc("Reads image HDUs of FITS files: all files under file_root that match file_filter "
              "(in sorted order), the paths in file_list, or files; one output per entry of "
              "hdu_indices (1 is the primary HDU, 2 the first extension). Each image comes in "
              "NumPy's axis order (NAXISn reversed) and its values' own type, BZERO/BSCALE "
              "applied as cfitsio applies them (BITPIX 16 with BZERO 32768 is uint16).")
       .inputs(0, 0).outputs(1)
-      .arg({.name = "file_root", .type = ArgType::kString, .optional = true,
-            .doc = "Folder to read (with file_filter), or the base of relative paths in files/file_list."})
-      .arg({.name = "file_filter", .type = ArgType::kString, .default_value = std::string("*.fits"),
-            .doc = "Glob pattern of the files to take under file_root (matched against the path "
-                   "relative to file_root and against the file name)."})
-      .arg({.name = "file_list", .type = ArgType::kString, .optional = true,
-            .doc = "Text file with one path per line."})
-      .arg({.name = "files", .type = ArgType::kStringList, .optional = true,
-            .doc = "Paths of the files to read."})
       .arg({.name = "hdu_indices", .type = ArgType::kIntList, .default_value = std::vector<int64_t>{2},
             .doc = "The HDUs to read, one output each, counted from 1 (the primary HDU)."})
       .arg({.name = "dtypes", .type = ArgType::kIntList, .optional = true,

@@ -216,21 +216,13 @@ class NumpyReader : public SampleReader {
 
 STOKER_REGISTER_OP_NAMED(readers_numpy, "readers.numpy") {
   add_reader_args(schema);
+  add_file_selection_args(schema, "*.npy");
   schema.doc("Reads NumPy .npy files: all files under file_root that match file_filter (in "
              "sorted order), the paths in file_list, or files. Shape and dtype come from each "
              "file (C order; Fortran-order files are transposed). With a region of interest "
              "(roi_start/roi_end/roi_shape, absolute or rel_* relative, on roi_axes) only that "
              "region is read from the file.")
       .inputs(0, 0).outputs(1, {"data"})
-      .arg({.name = "file_root", .type = ArgType::kString, .optional = true,
-            .doc = "Folder to read (with file_filter), or the base of relative paths in files/file_list."})
-      .arg({.name = "file_filter", .type = ArgType::kString, .default_value = std::string("*.npy"),
-            .doc = "Glob pattern of the files to take under file_root (matched against the path "
-                   "relative to file_root and against the file name)."})
-      .arg({.name = "file_list", .type = ArgType::kString, .optional = true,
-            .doc = "Text file with one path per line."})
-      .arg({.name = "files", .type = ArgType::kStringList, .optional = true,
-            .doc = "Paths of the files to read."})
       .arg({.name = "roi_start", .type = ArgType::kIntList, .optional = true,
             .doc = "Start of the region of interest (absolute), one value per roi axis.", .tensor = true})
       .arg({.name = "rel_roi_start", .type = ArgType::kFloatList, .optional = true,
