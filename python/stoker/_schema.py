@@ -111,6 +111,7 @@ _ADAPTERS = {
     "readers.coco": _coco_outputs,
     "readers.nemo_asr": _nemo_asr_outputs,
     "readers.video": "stoker._video:_adapt_video_reader",
+    "experimental.readers.video": "stoker._video:_adapt_experimental_video_reader",
     "segmentation.random_object_bbox": _random_object_bbox_outputs,
     "element_extract": _one_output_per("element_map"),
     "external_source": "stoker.external_source:_adapt",
@@ -136,9 +137,10 @@ _OUTPUTS_BY_INPUTS = {
 # pipelines still run. (experimental.inputs.video and readers.video_resize are built from
 # decoders.video and readers.video: _COMPOSITES.)
 CPU_DECODED = {"readers.video": "gpu", "decoders.video": "mixed", "experimental.inputs.video": "mixed",
-               "readers.video_resize": "gpu"}
+               "readers.video_resize": "gpu", "experimental.readers.video": "gpu"}
 _DECODED_BY = {"readers.video": "readers.video", "readers.video_resize": "readers.video",
-               "decoders.video": "decoders.video", "experimental.inputs.video": "decoders.video"}
+               "decoders.video": "decoders.video", "experimental.inputs.video": "decoders.video",
+               "experimental.readers.video": "experimental.readers.video"}
 _cpu_decoded_said = set()
 
 

@@ -1,10 +1,7 @@
 """Python-side pieces of the video operators (see src/ops/video/)."""
 
 
-def _adapt_video_reader(kwargs):
-    """readers.video's outputs, as DALI numbers them: video, then labels (with file_root,
-    file_list or labels), frame_num (with enable_frame_num) and timestamps (with
-    enable_timestamps); the operator refuses frame_num and timestamps without labels."""
+def _video_reader_outputs(kwargs, experimental):
     fnum = kwargs.get("enable_frame_num", "none")
     if fnum is True:
         fnum = "scalar"
@@ -14,8 +11,21 @@ def _adapt_video_reader(kwargs):
         kwargs["enable_frame_num"] = fnum
     root = bool(kwargs.get("file_root"))
     labels = root or bool(kwargs.get("file_list")) or kwargs.get("labels") is not None
-    extra = (fnum != "none") + bool(kwargs.get("enable_timestamps", False)) if labels else 0
-    return kwargs, 1 + labels + extra, None
+    extra = (fnum != "none") + bool(kwargs.get("enable_timestamps", False))
+    return kwargs, 1 + labels + (extra if labels or experimental else 0), None
+
+
+def _adapt_video_reader(kwargs):
+    """readers.video's outputs, as DALI numbers them: video, then labels (with file_root,
+    file_list or labels), frame_num (with enable_frame_num) and timestamps (with
+    enable_timestamps); the operator refuses frame_num and timestamps without labels."""
+    return _video_reader_outputs(kwargs, experimental=False)
+
+
+def _adapt_experimental_video_reader(kwargs):
+    """experimental.readers.video's outputs: readers.video's, where frame_num and timestamps
+    need no labels."""
+    return _video_reader_outputs(kwargs, experimental=True)
 
 
 def _video_input_class():

@@ -3301,18 +3301,18 @@ def video_reader(
     sequence_length: _Int,
     step: _Int = -1,
     stride: _Int = 1,
-    channels: _Int = 3,
-    dtype: _DType = types.DALIDataType.UINT8,
     image_type: types.DALIImageType = types.DALIImageType.RGB,
-    normalized: _Bool = False,
     enable_frame_num: _Str = 'none',
     enable_timestamps: _Bool = False,
+    on_error: _Str = 'raise',
+    channels: _Int = 3,
+    dtype: _DType = types.DALIDataType.UINT8,
+    normalized: _Bool = False,
     file_list_frame_num: _Bool = False,
     file_list_include_preceding_frame: _Bool = False,
     pad_sequences: _Bool = False,
     skip_vfr_check: _Bool = False,
     additional_decode_surfaces: _Int = 2,
-    on_error: _Str = 'raise',
     device: Union[str, None] = None,
     name: Union[str, None] = None,
     preserve: bool = False,
@@ -3342,18 +3342,18 @@ def video_reader(
       sequence_length (int, required): Frames per sequence.
       step (int, default -1): Frames between the starts of consecutive sequences; <= 0 means sequence_length.
       stride (int, default 1): Distance between consecutive frames of a sequence.
+      image_type (stoker.types.DALIImageType, default types.DALIImageType.RGB): RGB, or YCbCr (the stream's own Y, Cb, Cr, chroma upsampled).
+      enable_frame_num (str, default 'none'): 'scalar': output the first frame's index (shape (1,)); 'sequence': every frame's index (-1 for a fill frame); 'none': no frame_num output.
+      enable_timestamps (bool, default False): Output each frame's time in seconds (float64, -1 for a fill frame).
+      on_error (str, default 'raise'): stoker: what to do with a sample that cannot be read or decoded: 'raise' an error naming the file, 'skip' it (the batch is filled with the next samples; the file is never delivered again). Skipped and replaced samples are counted in Pipeline.error_stats() and logged once per file.
       channels (int, default 3): Channels of the output frames (3).
       dtype (stoker.types.DALIDataType, default types.DALIDataType.UINT8): UINT8 or FLOAT.
-      image_type (stoker.types.DALIImageType, default types.DALIImageType.RGB): RGB, or YCbCr (the stream's own Y, Cb, Cr, chroma upsampled).
       normalized (bool, default False): With dtype=FLOAT, values in [0, 1] instead of [0, 255].
-      enable_frame_num (str, default 'none'): 'scalar': output the first frame's index (shape (1,)); 'sequence': every frame's index (-1 for padding); 'none': no frame_num output.
-      enable_timestamps (bool, default False): Output each frame's time in seconds (float64, -1 for padding).
       file_list_frame_num (bool, default False): Read file_list's start and end as frame numbers instead of seconds.
       file_list_include_preceding_frame (bool, default False): Turn file_list times into frames with floor(start*fps) and ceil(end*fps) instead of ceil and floor.
       pad_sequences (bool, default False): Also give the short sequences at the end of a video, zero-padded.
       skip_vfr_check (bool, default False): Read variable frame rate videos instead of refusing them.
       additional_decode_surfaces (int, default 2): Accepted for DALI compatibility (NVDEC surfaces); FFmpeg sizes its own pool.
-      on_error (str, default 'raise'): stoker: what to do with a sample that cannot be read or decoded: 'raise' an error naming the file, 'skip' it (the batch is filled with the next samples; the file is never delivered again). Skipped and replaced samples are counted in Pipeline.error_stats() and logged once per file.
       device: 'cpu', 'gpu' or 'mixed'.
       name: a name for the operator (readers: the name for reader_meta).
       preserve: keep the operator even if its outputs are unused.
@@ -3383,18 +3383,18 @@ def video_reader_resize(
     sequence_length: _Int,
     step: _Int = -1,
     stride: _Int = 1,
-    channels: _Int = 3,
-    dtype: _DType = types.DALIDataType.UINT8,
     image_type: types.DALIImageType = types.DALIImageType.RGB,
-    normalized: _Bool = False,
     enable_frame_num: _Str = 'none',
     enable_timestamps: _Bool = False,
+    on_error: _Str = 'raise',
+    channels: _Int = 3,
+    dtype: _DType = types.DALIDataType.UINT8,
+    normalized: _Bool = False,
     file_list_frame_num: _Bool = False,
     file_list_include_preceding_frame: _Bool = False,
     pad_sequences: _Bool = False,
     skip_vfr_check: _Bool = False,
     additional_decode_surfaces: _Int = 2,
-    on_error: _Str = 'raise',
     resize_x: Union[_Float, DataNode, None] = None,
     resize_y: Union[_Float, DataNode, None] = None,
     resize_z: Union[_Float, DataNode, None] = None,
@@ -3443,18 +3443,18 @@ def video_reader_resize(
       sequence_length (int, required): Frames per sequence.
       step (int, default -1): Frames between the starts of consecutive sequences; <= 0 means sequence_length.
       stride (int, default 1): Distance between consecutive frames of a sequence.
+      image_type (stoker.types.DALIImageType, default types.DALIImageType.RGB): RGB, or YCbCr (the stream's own Y, Cb, Cr, chroma upsampled).
+      enable_frame_num (str, default 'none'): 'scalar': output the first frame's index (shape (1,)); 'sequence': every frame's index (-1 for a fill frame); 'none': no frame_num output.
+      enable_timestamps (bool, default False): Output each frame's time in seconds (float64, -1 for a fill frame).
+      on_error (str, default 'raise'): stoker: what to do with a sample that cannot be read or decoded: 'raise' an error naming the file, 'skip' it (the batch is filled with the next samples; the file is never delivered again). Skipped and replaced samples are counted in Pipeline.error_stats() and logged once per file.
       channels (int, default 3): Channels of the output frames (3).
       dtype (stoker.types.DALIDataType, default types.DALIDataType.UINT8): UINT8 or FLOAT.
-      image_type (stoker.types.DALIImageType, default types.DALIImageType.RGB): RGB, or YCbCr (the stream's own Y, Cb, Cr, chroma upsampled).
       normalized (bool, default False): With dtype=FLOAT, values in [0, 1] instead of [0, 255].
-      enable_frame_num (str, default 'none'): 'scalar': output the first frame's index (shape (1,)); 'sequence': every frame's index (-1 for padding); 'none': no frame_num output.
-      enable_timestamps (bool, default False): Output each frame's time in seconds (float64, -1 for padding).
       file_list_frame_num (bool, default False): Read file_list's start and end as frame numbers instead of seconds.
       file_list_include_preceding_frame (bool, default False): Turn file_list times into frames with floor(start*fps) and ceil(end*fps) instead of ceil and floor.
       pad_sequences (bool, default False): Also give the short sequences at the end of a video, zero-padded.
       skip_vfr_check (bool, default False): Read variable frame rate videos instead of refusing them.
       additional_decode_surfaces (int, default 2): Accepted for DALI compatibility (NVDEC surfaces); FFmpeg sizes its own pool.
-      on_error (str, default 'raise'): stoker: what to do with a sample that cannot be read or decoded: 'raise' an error naming the file, 'skip' it (the batch is filled with the next samples; the file is never delivered again). Skipped and replaced samples are counted in Pipeline.error_stats() and logged once per file.
       resize_x (float or a per-sample DataNode, optional): Output width; 0 or absent: from the other extents (keeping the aspect ratio).
       resize_y (float or a per-sample DataNode, optional): Output height; 0 or absent: from the other extents.
       resize_z (float or a per-sample DataNode, optional): Output depth (volumes only); 0 or absent: from the other extents.
@@ -4657,6 +4657,85 @@ class experimental:
               bytes_per_sample_hint: accepted for DALI; unused.
             """
 
+        @staticmethod
+        def video(
+            *,
+            shard_id: _Int = 0,
+            num_shards: _Int = 1,
+            stick_to_shard: _Bool = False,
+            pad_last_batch: _Bool = False,
+            random_shuffle: _Bool = False,
+            initial_fill: _Int = 1024,
+            shuffle_after_epoch: _Bool = False,
+            read_ahead: _Bool = False,
+            dont_use_mmap: _Bool = False,
+            lazy_init: _Bool = False,
+            prefetch_queue_depth: _Int = 1,
+            skip_cached_images: _Bool = False,
+            tensor_init_bytes: _Int = 1048576,
+            seed: _Int = -1,
+            filenames: Union[_StrList, None] = None,
+            file_root: Union[_Str, None] = None,
+            file_list: Union[_Str, None] = None,
+            labels: Union[_IntList, None] = None,
+            sequence_length: _Int,
+            step: _Int = -1,
+            stride: _Int = 1,
+            image_type: types.DALIImageType = types.DALIImageType.RGB,
+            enable_frame_num: _Str = 'none',
+            enable_timestamps: _Bool = False,
+            on_error: _Str = 'raise',
+            pad_mode: _Str = 'none',
+            fill_value: _IntList = [0],
+            file_list_format: _Str = 'timestamps',
+            file_list_rounding: _Str = 'start_down_end_up',
+            file_list_include_end: _Bool = True,
+            uniform_sample: _Bool = False,
+            device: Union[str, None] = None,
+            name: Union[str, None] = None,
+            preserve: bool = False,
+            bytes_per_sample_hint: Union[_IntList, None] = None,
+        ) -> Any:
+            """Reads sequences of frames from video files (FHWC, uint8), decoded through FFmpeg: on the CPU or, with device='gpu', on NVDEC where the GPU takes the codec and profile (else on the CPU, then copied). A video's tail shorter than a sequence is left out or padded (pad_mode); uniform_sample takes one evenly spread sequence per video. Outputs: video, then labels (with file_root, file_list or labels), frame_num (with enable_frame_num) and timestamps (with enable_timestamps).
+
+            Keyword arguments:
+              shard_id (int, default 0): Index of the shard to read.
+              num_shards (int, default 1): Number of parts the data set is split into.
+              stick_to_shard (bool, default False): Keep reading the same shard every epoch instead of moving on to the next one.
+              pad_last_batch (bool, default False): Fill the shard's last batch by repeating its last sample, so that every epoch starts with a fresh batch.
+              random_shuffle (bool, default False): Shuffle through a buffer of initial_fill samples (after one fixed shuffle of the list).
+              initial_fill (int, default 1024): Size of the shuffle buffer used with random_shuffle.
+              shuffle_after_epoch (bool, default False): Shuffle the whole data set anew at every epoch (also the first), the same way in every shard: the permutation depends on the epoch only, not on the seed, so that shards stay disjoint. The reader keeps its shard (stick_to_shard is implied); it cannot be combined with random_shuffle or stick_to_shard.
+              read_ahead (bool, default False): Accepted for DALI compatibility; stoker always reads a batch ahead.
+              dont_use_mmap (bool, default False): Accepted for DALI compatibility; stoker reads files with read(), not mmap.
+              lazy_init (bool, default False): Accepted for DALI compatibility; the file list is built when the pipeline is built.
+              prefetch_queue_depth (int, default 1): Accepted for DALI compatibility; the pipeline's prefetch_queue_depth governs read-ahead.
+              skip_cached_images (bool, default False): Accepted for DALI compatibility; stoker has no decoder cache.
+              tensor_init_bytes (int, default 1048576): Accepted for DALI compatibility; buffers come from a pool sized by use.
+              seed (int, default -1): Random seed of the shuffle; -1 takes it from the pipeline.
+              filenames (list of str, optional): Paths of the video files.
+              file_root (str, optional): Folder with one sub-folder of videos per class (labels are the folders' indices in sorted order).
+              file_list (str, optional): Text file of 'path label [start [end]]' lines; start and end are seconds or frames (file_list_format), negative ones count from the end, the end (excluded) 0 or left out for the video's end.
+              labels (list of int, optional): A label per entry of filenames; an empty list gives 0, 1, 2, ...; without it there is no labels output.
+              sequence_length (int, required): Frames per sequence.
+              step (int, default -1): Frames between the starts of consecutive sequences; <= 0 means stride * sequence_length.
+              stride (int, default 1): Distance between consecutive frames of a sequence.
+              image_type (stoker.types.DALIImageType, default types.DALIImageType.RGB): RGB, or YCbCr (the stream's own Y, Cb, Cr, chroma upsampled).
+              enable_frame_num (str, default 'none'): 'scalar': output the first frame's index (shape (1,)); 'sequence': every frame's index (-1 for a fill frame); 'none': no frame_num output.
+              enable_timestamps (bool, default False): Output each frame's time in seconds (float64, -1 for a fill frame).
+              on_error (str, default 'raise'): stoker: what to do with a sample that cannot be read or decoded: 'raise' an error naming the file, 'skip' it (the batch is filled with the next samples; the file is never delivered again). Skipped and replaced samples are counted in Pipeline.error_stats() and logged once per file.
+              pad_mode (str, default 'none'): A video's tail shorter than a sequence: 'none' (left out), 'constant' (fill_value frames), 'edge'/'repeat', 'reflect_1001'/'symmetric' (ABC -> ABCCBA), 'reflect_101'/'reflect' (ABC -> ABCBA).
+              fill_value (list of int, default [0]): Value of the padded frames with pad_mode='constant': one, or one per channel.
+              file_list_format (str, default 'timestamps'): file_list's start and end: 'timestamps' (seconds) or 'frames'.
+              file_list_rounding (str, default 'start_down_end_up'): A start or end between frames: 'start_down_end_up', 'start_up_end_down', 'all_up' or 'all_down'.
+              file_list_include_end (bool, default True): Accepted for DALI compatibility: in DALI 2.4 the end frame is excluded either way (and the range kept inside the video, which stoker always does).
+              uniform_sample (bool, default False): One sequence per video of sequence_length frames spread evenly over it (or its file_list range), repeating frames where the video is shorter; stride, step and pad_mode are then not used.
+              device: 'cpu', 'gpu' or 'mixed'.
+              name: a name for the operator (readers: the name for reader_meta).
+              preserve: keep the operator even if its outputs are unused.
+              bytes_per_sample_hint: accepted for DALI; unused.
+            """
+
 class io:
     class file:
         @staticmethod
@@ -5503,18 +5582,18 @@ class readers:
         sequence_length: _Int,
         step: _Int = -1,
         stride: _Int = 1,
-        channels: _Int = 3,
-        dtype: _DType = types.DALIDataType.UINT8,
         image_type: types.DALIImageType = types.DALIImageType.RGB,
-        normalized: _Bool = False,
         enable_frame_num: _Str = 'none',
         enable_timestamps: _Bool = False,
+        on_error: _Str = 'raise',
+        channels: _Int = 3,
+        dtype: _DType = types.DALIDataType.UINT8,
+        normalized: _Bool = False,
         file_list_frame_num: _Bool = False,
         file_list_include_preceding_frame: _Bool = False,
         pad_sequences: _Bool = False,
         skip_vfr_check: _Bool = False,
         additional_decode_surfaces: _Int = 2,
-        on_error: _Str = 'raise',
         device: Union[str, None] = None,
         name: Union[str, None] = None,
         preserve: bool = False,
@@ -5544,18 +5623,18 @@ class readers:
           sequence_length (int, required): Frames per sequence.
           step (int, default -1): Frames between the starts of consecutive sequences; <= 0 means sequence_length.
           stride (int, default 1): Distance between consecutive frames of a sequence.
+          image_type (stoker.types.DALIImageType, default types.DALIImageType.RGB): RGB, or YCbCr (the stream's own Y, Cb, Cr, chroma upsampled).
+          enable_frame_num (str, default 'none'): 'scalar': output the first frame's index (shape (1,)); 'sequence': every frame's index (-1 for a fill frame); 'none': no frame_num output.
+          enable_timestamps (bool, default False): Output each frame's time in seconds (float64, -1 for a fill frame).
+          on_error (str, default 'raise'): stoker: what to do with a sample that cannot be read or decoded: 'raise' an error naming the file, 'skip' it (the batch is filled with the next samples; the file is never delivered again). Skipped and replaced samples are counted in Pipeline.error_stats() and logged once per file.
           channels (int, default 3): Channels of the output frames (3).
           dtype (stoker.types.DALIDataType, default types.DALIDataType.UINT8): UINT8 or FLOAT.
-          image_type (stoker.types.DALIImageType, default types.DALIImageType.RGB): RGB, or YCbCr (the stream's own Y, Cb, Cr, chroma upsampled).
           normalized (bool, default False): With dtype=FLOAT, values in [0, 1] instead of [0, 255].
-          enable_frame_num (str, default 'none'): 'scalar': output the first frame's index (shape (1,)); 'sequence': every frame's index (-1 for padding); 'none': no frame_num output.
-          enable_timestamps (bool, default False): Output each frame's time in seconds (float64, -1 for padding).
           file_list_frame_num (bool, default False): Read file_list's start and end as frame numbers instead of seconds.
           file_list_include_preceding_frame (bool, default False): Turn file_list times into frames with floor(start*fps) and ceil(end*fps) instead of ceil and floor.
           pad_sequences (bool, default False): Also give the short sequences at the end of a video, zero-padded.
           skip_vfr_check (bool, default False): Read variable frame rate videos instead of refusing them.
           additional_decode_surfaces (int, default 2): Accepted for DALI compatibility (NVDEC surfaces); FFmpeg sizes its own pool.
-          on_error (str, default 'raise'): stoker: what to do with a sample that cannot be read or decoded: 'raise' an error naming the file, 'skip' it (the batch is filled with the next samples; the file is never delivered again). Skipped and replaced samples are counted in Pipeline.error_stats() and logged once per file.
           device: 'cpu', 'gpu' or 'mixed'.
           name: a name for the operator (readers: the name for reader_meta).
           preserve: keep the operator even if its outputs are unused.
@@ -5586,18 +5665,18 @@ class readers:
         sequence_length: _Int,
         step: _Int = -1,
         stride: _Int = 1,
-        channels: _Int = 3,
-        dtype: _DType = types.DALIDataType.UINT8,
         image_type: types.DALIImageType = types.DALIImageType.RGB,
-        normalized: _Bool = False,
         enable_frame_num: _Str = 'none',
         enable_timestamps: _Bool = False,
+        on_error: _Str = 'raise',
+        channels: _Int = 3,
+        dtype: _DType = types.DALIDataType.UINT8,
+        normalized: _Bool = False,
         file_list_frame_num: _Bool = False,
         file_list_include_preceding_frame: _Bool = False,
         pad_sequences: _Bool = False,
         skip_vfr_check: _Bool = False,
         additional_decode_surfaces: _Int = 2,
-        on_error: _Str = 'raise',
         resize_x: Union[_Float, DataNode, None] = None,
         resize_y: Union[_Float, DataNode, None] = None,
         resize_z: Union[_Float, DataNode, None] = None,
@@ -5646,18 +5725,18 @@ class readers:
           sequence_length (int, required): Frames per sequence.
           step (int, default -1): Frames between the starts of consecutive sequences; <= 0 means sequence_length.
           stride (int, default 1): Distance between consecutive frames of a sequence.
+          image_type (stoker.types.DALIImageType, default types.DALIImageType.RGB): RGB, or YCbCr (the stream's own Y, Cb, Cr, chroma upsampled).
+          enable_frame_num (str, default 'none'): 'scalar': output the first frame's index (shape (1,)); 'sequence': every frame's index (-1 for a fill frame); 'none': no frame_num output.
+          enable_timestamps (bool, default False): Output each frame's time in seconds (float64, -1 for a fill frame).
+          on_error (str, default 'raise'): stoker: what to do with a sample that cannot be read or decoded: 'raise' an error naming the file, 'skip' it (the batch is filled with the next samples; the file is never delivered again). Skipped and replaced samples are counted in Pipeline.error_stats() and logged once per file.
           channels (int, default 3): Channels of the output frames (3).
           dtype (stoker.types.DALIDataType, default types.DALIDataType.UINT8): UINT8 or FLOAT.
-          image_type (stoker.types.DALIImageType, default types.DALIImageType.RGB): RGB, or YCbCr (the stream's own Y, Cb, Cr, chroma upsampled).
           normalized (bool, default False): With dtype=FLOAT, values in [0, 1] instead of [0, 255].
-          enable_frame_num (str, default 'none'): 'scalar': output the first frame's index (shape (1,)); 'sequence': every frame's index (-1 for padding); 'none': no frame_num output.
-          enable_timestamps (bool, default False): Output each frame's time in seconds (float64, -1 for padding).
           file_list_frame_num (bool, default False): Read file_list's start and end as frame numbers instead of seconds.
           file_list_include_preceding_frame (bool, default False): Turn file_list times into frames with floor(start*fps) and ceil(end*fps) instead of ceil and floor.
           pad_sequences (bool, default False): Also give the short sequences at the end of a video, zero-padded.
           skip_vfr_check (bool, default False): Read variable frame rate videos instead of refusing them.
           additional_decode_surfaces (int, default 2): Accepted for DALI compatibility (NVDEC surfaces); FFmpeg sizes its own pool.
-          on_error (str, default 'raise'): stoker: what to do with a sample that cannot be read or decoded: 'raise' an error naming the file, 'skip' it (the batch is filled with the next samples; the file is never delivered again). Skipped and replaced samples are counted in Pipeline.error_stats() and logged once per file.
           resize_x (float or a per-sample DataNode, optional): Output width; 0 or absent: from the other extents (keeping the aspect ratio).
           resize_y (float or a per-sample DataNode, optional): Output height; 0 or absent: from the other extents.
           resize_z (float or a per-sample DataNode, optional): Output depth (volumes only); 0 or absent: from the other extents.

@@ -3,7 +3,6 @@
 against DALI 2.4's CPU video reader (fn.experimental.readers.video, which decodes VP8/VP9 on the
 CPU), sharding, checkpoints, and the errors of bad files and arguments."""
 import os
-import re
 
 import numpy as np
 import pytest
@@ -11,50 +10,16 @@ import pytest
 import stoker
 from stoker import fn, pipeline_def, types
 
-from conftest import TESTDATA
+from _video_data import (ALL, AVC, COCKATOO, HEVC, HEVC_META, SAMPLE, VIDEO, VP8_WEBM, VP9_MP4,
+                         VP9_WEBM, WITHOUT_FFMPEG, ffmpeg_built, plain, pyav_frames)
 
 av = pytest.importorskip("av")
-
-VIDEO = TESTDATA / "video"
-AVC = str(VIDEO / "mp4" / "bbb_800x640_768kbps_30fps_avc_pyramid_3b.mp4")  # keys 0,30,60,90
-VP9_WEBM = str(VIDEO / "mkv" / "bbb_642x642_768kbps_30fps_vp9.webm")       # keys 0,30,60
-VP8_WEBM = str(VIDEO / "mkv" / "bbb_960x540_60fps_vp8.webm")
-VP9_MP4 = str(VIDEO / "mp4" / "bbb_800x640_768kbps_30fps_vp9.mp4")
-HEVC = str(VIDEO / "mp4" / "h265_bframes.mp4")
-HEVC_META = str(VIDEO / "mp4" / "h265_with_metadata_track.mp4")            # yuvj420p, full range
-SAMPLE = str(VIDEO / "mp4" / "sample.mp4")
-AV1 = str(VIDEO / "mp4" / "sample_av1.mp4")
-COCKATOO = str(VIDEO / "cockatoo.mp4")                                      # H.264 4:4:4, keys 0,76,145
-ALL = [AVC, VP9_WEBM, VP8_WEBM, VP9_MP4, HEVC, HEVC_META, SAMPLE, AV1, COCKATOO]
 
 if not os.path.exists(AVC):
     pytest.skip(f"no test videos in {VIDEO}", allow_module_level=True)
 
-WITHOUT_FFMPEG = ("stoker was built without FFmpeg; install libavformat-dev libavcodec-dev "
-                  "libswscale-dev and rebuild")
 
-
-def _ffmpeg_built():
-    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
-    def p():
-        return fn.decoders.video(fn.external_source(source=lambda: [np.zeros(1, np.uint8)],
-                                                    batch=True))
-    try:
-        p().run()
-    except NotImplementedError as e:
-        assert plain(e) == f"fn.decoders.video: {WITHOUT_FFMPEG}"
-        return False
-    except stoker.DecodeError:
-        pass
-    return True
-
-
-def plain(msg):
-    """The message without the user's file:line after the operator's name."""
-    return re.sub(r" \([^()]*\.py:\d+\)", "", str(msg))
-
-
-FFMPEG = _ffmpeg_built()
+FFMPEG = ffmpeg_built()
 needs_ffmpeg = pytest.mark.skipif(not FFMPEG, reason="stoker was built without FFmpeg")
 
 
@@ -70,23 +35,6 @@ def test_without_ffmpeg_the_operators_say_so():
         with pytest.raises(NotImplementedError) as e:
             p().run()
         assert plain(e.value).split(": ", 1)[1] == WITHOUT_FFMPEG
-
-
-_REFS = {}
-
-
-def pyav_frames(path, upto=None):
-    """PyAV's RGB frames of `path` (the first `upto` of them), cached per file."""
-    key = (path, upto)
-    if key not in _REFS:
-        out = []
-        with av.open(path) as c:
-            for fr in c.decode(video=0):
-                out.append(fr.to_ndarray(format="rgb24"))
-                if upto is not None and len(out) >= upto:
-                    break
-        _REFS[key] = out
-    return _REFS[key]
 
 
 def pyav_pts_seconds(path):

@@ -4,7 +4,6 @@ and convert to RGB in our kernel; their frames against the CPU operators' (libsw
 conversion: mean abs diff under 1), frame numbers, timestamps, labels and padding exact.
 Without PyAV, so that the GPU machine runs them with FFmpeg's libraries alone."""
 import os
-import re
 
 import numpy as np
 import pytest
@@ -12,44 +11,13 @@ import pytest
 import stoker
 from stoker import fn, pipeline_def, types
 
-from conftest import TESTDATA
-
-VIDEO = TESTDATA / "video"
-AVC = str(VIDEO / "mp4" / "bbb_800x640_768kbps_30fps_avc_pyramid_3b.mp4")
-VP9_WEBM = str(VIDEO / "mkv" / "bbb_642x642_768kbps_30fps_vp9.webm")
-VP8_WEBM = str(VIDEO / "mkv" / "bbb_960x540_60fps_vp8.webm")
-VP9_MP4 = str(VIDEO / "mp4" / "bbb_800x640_768kbps_30fps_vp9.mp4")
-HEVC = str(VIDEO / "mp4" / "h265_bframes.mp4")
-HEVC_META = str(VIDEO / "mp4" / "h265_with_metadata_track.mp4")            # yuvj420p, full range
-SAMPLE = str(VIDEO / "mp4" / "sample.mp4")
-AV1 = str(VIDEO / "mp4" / "sample_av1.mp4")
-COCKATOO = str(VIDEO / "cockatoo.mp4")                                      # H.264 4:4:4
-ALL = [AVC, VP9_WEBM, VP8_WEBM, VP9_MP4, HEVC, HEVC_META, SAMPLE, AV1, COCKATOO]
+from _video_data import ALL, AVC, COCKATOO, HEVC, HEVC_META, SAMPLE, VIDEO, VP9_WEBM, ffmpeg_built, plain
 
 if not os.path.exists(AVC):
     pytest.skip(f"no test videos in {VIDEO}", allow_module_level=True)
 
 
-def _ffmpeg_built():
-    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
-    def p():
-        return fn.decoders.video(fn.external_source(source=lambda: [np.zeros(1, np.uint8)],
-                                                    batch=True))
-    try:
-        p().run()
-    except NotImplementedError:
-        return False
-    except stoker.DecodeError:
-        pass
-    return True
-
-
-def plain(msg):
-    """The message without the user's file:line after the operator's name."""
-    return re.sub(r" \([^()]*\.py:\d+\)", "", str(msg))
-
-
-needs_ffmpeg = pytest.mark.skipif(not _ffmpeg_built(), reason="stoker was built without FFmpeg")
+needs_ffmpeg = pytest.mark.skipif(not ffmpeg_built(), reason="stoker was built without FFmpeg")
 
 
 # DALI's readers.video runs on device='gpu' only, and its decoders.video on 'mixed'. A CUDA build
@@ -165,6 +133,35 @@ def test_nvdec_frames_near_the_cpu_decoders(path):
     if path == COCKATOO:  # H.264 High 4:4:4: NVDEC does not take it, the CPU decodes
         assert nvdec == 0 and cpu_frames > 0, (path, before, after)
         assert worst == 0.0
+
+
+@needs_ffmpeg
+@pytest.mark.skipif(not HAS_GPU, reason="no GPU here")
+@pytest.mark.parametrize("mode", ["constant", "reflect_101", "none"])
+def test_experimental_reader_gpu_equals_cpu(mode):
+    """experimental.readers.video(device='gpu'): frames near the CPU's, fill frames, frame
+    numbers, timestamps and labels exact, for padded tails and uniform samples."""
+    def run(device):
+        @pipeline_def(batch_size=3, num_threads=2, device_id=0, seed=5)
+        def p():
+            a = fn.experimental.readers.video(
+                device=device, filenames=[AVC, VP9_WEBM], labels=[2, 9], sequence_length=7,
+                stride=4, pad_mode=mode, fill_value=[10, 200, 30], enable_frame_num="sequence",
+                enable_timestamps=True, name="R")
+            b = fn.experimental.readers.video(device=device, filenames=[HEVC, AVC],
+                                              sequence_length=5, uniform_sample=True)
+            return (*a, b)
+        return run_batches(p(), 4)
+    gpu, cpu = run("gpu"), run("cpu")
+    for g_batch, c_batch in zip(gpu, cpu):
+        for i in range(3):
+            for k in (0, 4):
+                frames_close(g_batch[k][i], c_batch[k][i], f"{mode}: output {k}, sample {i}")
+            for k in (1, 2, 3):
+                np.testing.assert_array_equal(g_batch[k][i], c_batch[k][i])
+            for f, n in zip(g_batch[0][i], g_batch[2][i]):
+                if n < 0:
+                    assert (f == np.array([10, 200, 30], np.uint8)).all()
 
 
 @needs_ffmpeg

@@ -34,14 +34,13 @@ struct VideoInfo {
   int width = 0, height = 0;
   std::string codec;                     // FFmpeg's codec name ("h264", "vp9", ...)
   int64_t time_base_num = 1, time_base_den = 1;
-  int64_t start_pts = 0;                 // the stream's start time (pts of its first frame)
   double fps = 0;                        // average frame rate (0 when the container gives none)
   bool variable_frame_rate = false;      // packet durations disagree with the average rate
   std::vector<FrameEntry> frames;        // presentation order
   int64_t num_frames() const { return static_cast<int64_t>(frames.size()); }
-  // Seconds from the stream's start to frame k.
+  // Frame k's presentation time in seconds (its pts in the time base).
   double timestamp(int64_t k) const {
-    return static_cast<double>(frames[k].pts - start_pts) * time_base_num / time_base_den;
+    return static_cast<double>(frames[k].pts) * time_base_num / time_base_den;
   }
 };
 

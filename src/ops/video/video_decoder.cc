@@ -7,6 +7,7 @@
 
 #include "codecs/video/video_codec.h"
 #include "core/log.h"
+#include "ops/video/frame_list.h"
 #include "pipeline/operator.h"
 #ifdef STOKER_WITH_CUDA
 #include "core/cuda/cuda_util.h"
@@ -18,35 +19,7 @@ namespace stoker {
 namespace {
 
 namespace cv = codecs::video;
-
-enum class PadMode { kNone, kConstant, kEdge, kReflect1001, kReflect101 };
-
-PadMode parse_pad_mode(const OpSpec& spec, const std::string& m) {
-  if (m == "none") return PadMode::kNone;
-  if (m == "constant") return PadMode::kConstant;
-  if (m == "edge" || m == "repeat") return PadMode::kEdge;
-  if (m == "reflect_1001" || m == "symmetric") return PadMode::kReflect1001;
-  if (m == "reflect_101" || m == "reflect") return PadMode::kReflect101;
-  spec.arg_error("pad_mode", "must be one of 'none', 'constant', 'edge' ('repeat'), "
-                             "'reflect_1001' ('symmetric'), 'reflect_101' ('reflect'), got '" + m + "'");
-}
-
-// Index of the frame that stands at position i >= n (past the end) of an n-frame video.
-int64_t pad_index(PadMode mode, int64_t i, int64_t n) {
-  switch (mode) {
-    case PadMode::kEdge: return n - 1;
-    case PadMode::kReflect1001: {
-      int64_t p = i % (2 * n);
-      return p < n ? p : 2 * n - 1 - p;
-    }
-    case PadMode::kReflect101: {
-      if (n == 1) return 0;
-      int64_t p = i % (2 * n - 2);
-      return p < n ? p : 2 * n - 2 - p;
-    }
-    default: return -1;  // constant: filled
-  }
-}
+namespace vf = video_frames;
 
 struct Plan {
   std::unique_ptr<cv::VideoFile> video;
@@ -65,14 +38,8 @@ class VideoDecoder : public Operator {
                                "or stride; give the frames to decode or a range, not both");
     if (given("end_frame") && given("sequence_length"))
       spec.arg_error("end_frame", "cannot be combined with sequence_length; give one of them");
-    pad_ = parse_pad_mode(spec, spec.get<std::string>("pad_mode"));
-    fill_ = spec.get<std::vector<int64_t>>("fill_value");
-    if (fill_.empty() || (fill_.size() != 1 && fill_.size() != 3))
-      spec.arg_error("fill_value", "must have 1 value or 3 (one per channel), got " +
-                                       std::to_string(fill_.size()));
-    for (int64_t v : fill_)
-      if (v < 0 || v > 255)
-        spec.arg_error("fill_value", "values must be in [0, 255], got " + std::to_string(v));
+    pad_ = vf::parse_pad_mode(spec, spec.get<std::string>("pad_mode"));
+    fill_ = vf::parse_fill_value(spec);
   }
 
   bool sample_wise() const override { return false; }
@@ -123,8 +90,13 @@ class VideoDecoder : public Operator {
       out[i].source = in[i].source;
       if (bad[i]) return;
       try {
-        if (on_gpu_) decode_device(ws, plans[i], out.data<uint8_t>(i));
-        else decode(plans[i], out.data<uint8_t>(i));
+#ifdef STOKER_WITH_CUDA
+        if (on_gpu_)
+          vf::decode_device(*plans[i].video, plans[i].frames, cv::ColorFormat::kRGB, fill_,
+                            {out.data<uint8_t>(i), false, 1.0f}, ws.gpu->stream());
+#endif
+        if (!on_gpu_)
+          vf::decode(*plans[i].video, plans[i].frames, cv::ColorFormat::kRGB, fill_, out.data<uint8_t>(i));
       } catch (const Error& e) {
         std::string msg = where(i) + ": " + e.what();
         if (!ws.report_bad_sample(i, in[i].source, msg)) throw Error(e.kind(), op + ": " + msg);
@@ -176,40 +148,18 @@ class VideoDecoder : public Operator {
     for (int64_t k = 0; k < count; ++k) {
       int64_t f = start + k * stride;
       if (f >= n) {
-        if (pad_ == PadMode::kNone) {
+        if (pad_ == vf::PadMode::kNone) {
           if (idx.empty())
             throw Error(ErrorKind::kInvalidArgument,
                         "start_frame " + std::to_string(start) + " is past the video's " +
                             std::to_string(n) + " frames");
           break;
         }
-        f = pad_index(pad_, f, n);
+        f = vf::frame_at(pad_, f, 0, n);
       }
       idx.push_back(f);
     }
     return idx;
-  }
-
-  void decode(Plan& p, uint8_t* out) const {
-    const cv::VideoInfo& v = p.video->info();
-    const size_t fb = static_cast<size_t>(v.height) * v.width * 3;
-    // Decode each distinct frame once, in order, into its first position; copy the repeats.
-    std::vector<std::pair<int64_t, size_t>> order;
-    for (size_t k = 0; k < p.frames.size(); ++k)
-      if (p.frames[k] >= 0) order.push_back({p.frames[k], k});
-    std::sort(order.begin(), order.end());
-    for (size_t j = 0; j < order.size(); ++j) {
-      if (j > 0 && order[j].first == order[j - 1].first) {
-        std::memcpy(out + order[j].second * fb, out + order[j - 1].second * fb, fb);
-      } else {
-        p.video->decode(order[j].first, 1, 1, cv::ColorFormat::kRGB, out + order[j].second * fb);
-      }
-    }
-    for (size_t k = 0; k < p.frames.size(); ++k) {
-      if (p.frames[k] >= 0) continue;
-      uint8_t* f = out + k * fb;
-      for (size_t px = 0; px < fb; ++px) f[px] = static_cast<uint8_t>(fill_[fill_.size() == 1 ? 0 : px % 3]);
-    }
   }
 
   // The GPU's decoders, set up on the first batch (the stream is the pipeline's).
@@ -225,45 +175,10 @@ class VideoDecoder : public Operator {
 #endif
   }
 
-  // decode() to device memory: each distinct frame decoded once, the repeats copied on the
-  // GPU, the fill frames set there.
-  void decode_device(Workspace& ws, Plan& p, uint8_t* out) const {
-#ifdef STOKER_WITH_CUDA
-    const cv::VideoInfo& v = p.video->info();
-    const size_t fb = static_cast<size_t>(v.height) * v.width * 3;
-    void* stream = ws.gpu->stream();
-    std::vector<std::pair<int64_t, size_t>> order;
-    for (size_t k = 0; k < p.frames.size(); ++k)
-      if (p.frames[k] >= 0) order.push_back({p.frames[k], k});
-    std::sort(order.begin(), order.end());
-    for (size_t j = 0; j < order.size(); ++j) {
-      if (j > 0 && order[j].first == order[j - 1].first)
-        cuda_memcpy_async(out + order[j].second * fb, out + order[j - 1].second * fb, fb, stream);
-      else
-        p.video->decode_device(order[j].first, 1, 1, cv::ColorFormat::kRGB,
-                               {out + order[j].second * fb, false, 1.0f});
-    }
-    std::vector<uint8_t> fill;  // one fill frame, uploaded for each padded position
-    for (size_t k = 0; k < p.frames.size(); ++k) {
-      if (p.frames[k] >= 0) continue;
-      const bool flat = fill_.size() == 1 || (fill_[0] == fill_[1] && fill_[1] == fill_[2]);
-      if (flat) {
-        cuda_memset_async(out + k * fb, static_cast<int>(fill_[0]), fb, stream);
-        continue;
-      }
-      if (fill.empty()) {
-        fill.resize(fb);
-        for (size_t px = 0; px < fb; ++px) fill[px] = static_cast<uint8_t>(fill_[px % 3]);
-      }
-      cuda_memcpy_async(out + k * fb, fill.data(), fb, stream);  // pageable: read on return
-    }
-#endif
-  }
-
   const bool on_gpu_;
   bool gpu_started_ = false;
   std::shared_ptr<cv::GpuDecoding> gpu_;  // on the GPU: FFmpeg's CUDA device, or none
-  PadMode pad_ = PadMode::kConstant;
+  vf::PadMode pad_ = vf::PadMode::kConstant;
   std::vector<int64_t> fill_;
 };
 

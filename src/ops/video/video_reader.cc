@@ -1,9 +1,18 @@
-// readers.video: sequences of frames from video files, decoded through FFmpeg: on the CPU, or
-// (device='gpu') on NVDEC where the GPU takes the stream, into device memory
-// (codecs/video/video_codec.h).
-// Which sequences a file gives is DALI's VideoLoader: starts s = start, start + step, ... while
-// s + (sequence_length - 1) * stride < end (with pad_sequences also the shorter tails); the
-// sequences of all files form the sample list that SampleOrder shards and shuffles.
+// readers.video and experimental.readers.video: sequences of frames from video files, decoded
+// through FFmpeg: on the CPU, or (device='gpu') on NVDEC where the GPU takes the stream, into
+// device memory (codecs/video/video_codec.h). The sequences of all files form the sample list
+// that SampleOrder shards and shuffles. Which sequences a file gives:
+//  - readers.video (DALI's VideoLoader): starts s = start, start + step, ... while
+//    s + (sequence_length - 1) * stride < end; with pad_sequences also the shorter tails,
+//    zero-padded;
+//  - experimental.readers.video (DALI's VideoLoaderDecoder): starts s = start, start + step, ...
+//    (step defaults to stride * sequence_length) while s + stride * sequence_length <= end;
+//    with a pad_mode other than 'none' also the tail, its frames past the end given by the pad
+//    mode (video_frames::frame_at); with uniform_sample one sequence per file, spread evenly.
+// Where experimental.readers.video departs from DALI 2.4 (src/ops/README.md): a file_list line
+// with a start and no end reads to the video's end (DALI finds no frames), an end past the
+// video is the video's end (DALI finds none), times turn into stream ticks rounded to the
+// nearest (not truncated), and an unreadable file is an error naming it (DALI skips it).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -18,6 +27,7 @@
 #include "core/log.h"
 #include "ops/image/image_types.h"
 #include "ops/io/reader_base.h"
+#include "ops/video/frame_list.h"
 #ifdef STOKER_WITH_CUDA
 #include "core/cuda/cuda_util.h"
 #include "pipeline/gpu_batch.h"
@@ -28,17 +38,20 @@ namespace stoker {
 namespace {
 
 namespace cv = codecs::video;
+namespace vf = video_frames;
 
 struct VideoEntry {
   std::string path;
   int label = 0;
   double start = 0, end = 0;  // from file_list (0, 0: the whole video)
+  int64_t lo = 0, hi = 0;      // the frames [lo, hi) sequences are cut from
 };
 
 struct Sequence {
   int64_t file = 0;
   int64_t first = 0;
-  int64_t frames = 0;  // < sequence_length only for padded tails
+  int64_t frames = 0;  // readers.video: < sequence_length for zero-padded tails
+  bool uniform = false;  // experimental.readers.video's uniform_sample
 };
 
 enum class FrameNum { kNone, kScalar, kSequence };
@@ -63,24 +76,31 @@ std::vector<std::string> list_dir(const std::string& dir) {
 
 class VideoReader : public SampleReader {
  public:
-  VideoReader(const OpSpec& spec, bool on_gpu) : SampleReader(spec), on_gpu_(on_gpu) {
+  VideoReader(const OpSpec& spec, bool on_gpu, bool experimental)
+      : SampleReader(spec), on_gpu_(on_gpu), experimental_(experimental) {
     const std::string op = spec.display_name();
     if (!cv::built_with_ffmpeg()) throw Error(ErrorKind::kUnsupported, cv::without_ffmpeg_message(op));
     seq_len_ = spec.get<int64_t>("sequence_length");
-    step_ = spec.get<int64_t>("step");
-    if (step_ <= 0) step_ = seq_len_;
     stride_ = spec.get<int64_t>("stride");
-    if (spec.get<int64_t>("channels") != 3)
-      spec.arg_error("channels", "must be 3 (RGB or YCbCr frames), got " +
-                                     std::to_string(spec.get<int64_t>("channels")));
-    dtype_ = static_cast<DType>(spec.get<int64_t>("dtype"));
-    if (dtype_ != DType::kUInt8 && dtype_ != DType::kFloat32)
-      spec.arg_error("dtype", "must be UINT8 or FLOAT, got " + std::string(dtype_name(dtype_)));
+    step_ = spec.get<int64_t>("step");
+    if (step_ <= 0) step_ = experimental_ ? stride_ * seq_len_ : seq_len_;
+    if (experimental_) {
+      pad_ = vf::parse_pad_mode(spec, spec.get<std::string>("pad_mode"));
+      fill_ = vf::parse_fill_value(spec);
+      uniform_ = spec.get<bool>("uniform_sample");
+    } else {
+      if (spec.get<int64_t>("channels") != 3)
+        spec.arg_error("channels", "must be 3 (RGB or YCbCr frames), got " +
+                                       std::to_string(spec.get<int64_t>("channels")));
+      dtype_ = static_cast<DType>(spec.get<int64_t>("dtype"));
+      if (dtype_ != DType::kUInt8 && dtype_ != DType::kFloat32)
+        spec.arg_error("dtype", "must be UINT8 or FLOAT, got " + std::string(dtype_name(dtype_)));
+      normalized_ = spec.get<bool>("normalized");
+    }
     auto it = static_cast<ImageType>(spec.get<int64_t>("image_type"));
     if (it != ImageType::kRGB && it != ImageType::kYCbCr)
       spec.arg_error("image_type", std::string("must be RGB or YCbCr, got ") + image_type_name(it));
     color_ = it == ImageType::kRGB ? cv::ColorFormat::kRGB : cv::ColorFormat::kYCbCr;
-    normalized_ = spec.get<bool>("normalized");
     std::string fnum = spec.get<std::string>("enable_frame_num");
     if (fnum == "none" || fnum == "false" || fnum == "False" || fnum.empty()) frame_num_ = FrameNum::kNone;
     else if (fnum == "scalar" || fnum == "true" || fnum == "True") frame_num_ = FrameNum::kScalar;
@@ -92,7 +112,8 @@ class VideoReader : public SampleReader {
     // Outputs: video, [labels], [frame_num], [timestamps] (DALI's order).
     const bool root = spec.has("file_root") && !spec.get<std::string>("file_root").empty();
     has_labels_ = root || has_file_list_ || spec.has("labels");
-    if (!has_labels_ && (frame_num_ != FrameNum::kNone || timestamps_))
+    // DALI's readers.video gives frame numbers and timestamps only after labels.
+    if (!experimental_ && !has_labels_ && (frame_num_ != FrameNum::kNone || timestamps_))
       spec.arg_error(frame_num_ != FrameNum::kNone ? "enable_frame_num" : "enable_timestamps",
                      "needs labels: frame numbers and timestamps come after the labels output, "
                      "which exists with file_root, file_list or labels; pass labels=[] (labels "
@@ -104,7 +125,8 @@ class VideoReader : public SampleReader {
                       " outputs (video, then labels with file_root, file_list or labels, "
                       "frame_num with enable_frame_num, timestamps with enable_timestamps), but "
                       "the call expects " + std::to_string(spec.num_outputs));
-    index_files(spec);
+    if (experimental_) index_files_experimental(spec);
+    else index_files(spec);
     init_order(static_cast<int64_t>(sequences_.size()));
   }
 
@@ -146,34 +168,19 @@ class VideoReader : public SampleReader {
       const Sequence& s = sequences_[picks[i].index];
       const cv::VideoInfo& v = infos_[s.file];
       const std::string& path = files_[s.file].path;
-      const size_t frame_bytes = static_cast<size_t>(v.height) * v.width * 3;
+      const std::vector<int64_t> idx = frame_list(s);
       video[i].source = path;
-      if (on_gpu_) {
-        decode_device(ws, video, i, s, thread);
-      } else try {
-        uint8_t* dst;
-        std::vector<uint8_t> tmp;
-        if (dtype_ == DType::kUInt8) {
-          dst = video.data<uint8_t>(i);
-        } else {
-          tmp.resize(frame_bytes * seq_len_);
-          dst = tmp.data();
-        }
-        with_file(thread, s.file, [&](cv::VideoFile& f) {
-          f.decode(s.first, s.frames, stride_, color_, dst);
-        });
-        std::fill(dst + frame_bytes * s.frames, dst + frame_bytes * seq_len_, uint8_t{0});
-        if (dtype_ == DType::kFloat32) {
-          float* out = video.data<float>(i);
-          const float scale = normalized_ ? 1.0f / 255.0f : 1.0f;
-          for (size_t k = 0; k < frame_bytes * seq_len_; ++k) out[k] = tmp[k] * scale;
-        }
+      try {
+        with_file(thread, s.file, [&](cv::VideoFile& f) { decode_sample(ws, f, idx, video, i); });
       } catch (const Error& e) {
-        std::string msg = path + ": frames " + std::to_string(s.first) + " to " +
-                          std::to_string(s.first + (s.frames - 1) * stride_) + ": " + e.what();
+        std::string msg = path + ": frames " + std::to_string(idx.front()) + " to " +
+                          std::to_string(*std::max_element(idx.begin(), idx.end())) + ": " + e.what();
         if (!ws.report_bad_sample(i, path, msg))
           throw Error(e.kind(), msg).with_context("sample " + std::to_string(i));
-        std::memset(video[i].data, 0, video.sample_bytes(i));
+#ifdef STOKER_WITH_CUDA
+        if (on_gpu_) cuda_memset_async(video[i].data, 0, video.sample_bytes(i), ws.gpu->stream());
+#endif
+        if (!on_gpu_) std::memset(video[i].data, 0, video.sample_bytes(i));
       }
       if (labels) {
         *labels->data<int32_t>(i) = files_[s.file].label;
@@ -181,16 +188,14 @@ class VideoReader : public SampleReader {
       }
       if (frames) {
         int32_t* f = frames->data<int32_t>(i);
-        if (frame_num_ == FrameNum::kScalar) {
-          f[0] = static_cast<int32_t>(s.first);
-        } else {
-          for (int64_t k = 0; k < seq_len_; ++k)
-            f[k] = k < s.frames ? static_cast<int32_t>(s.first + k * stride_) : -1;
-        }
+        if (frame_num_ == FrameNum::kScalar) f[0] = static_cast<int32_t>(s.first);
+        else for (int64_t k = 0; k < seq_len_; ++k) f[k] = static_cast<int32_t>(idx[k]);
       }
       if (stamps) {
+        // experimental.readers.video counts from the first frame, as DALI's does.
+        const double t0 = experimental_ ? v.timestamp(0) : 0.0;
         double* t = stamps->data<double>(i);
-        for (int64_t k = 0; k < seq_len_; ++k) t[k] = k < s.frames ? v.timestamp(s.first + k * stride_) : -1.0;
+        for (int64_t k = 0; k < seq_len_; ++k) t[k] = idx[k] >= 0 ? v.timestamp(idx[k]) - t0 : -1.0;
       }
     });
 #ifdef STOKER_WITH_CUDA
@@ -282,16 +287,7 @@ class VideoReader : public SampleReader {
     const int64_t total = 1 + (seq_len_ - 1) * stride_;
     for (size_t fi = 0; fi < files_.size(); ++fi) {
       const VideoEntry& e = files_[fi];
-      struct stat st;
-      if (stat(e.path.c_str(), &st) != 0 || S_ISDIR(st.st_mode))
-        throw Error(ErrorKind::kNotFound, op + ": video file '" + e.path + "' does not exist");
-      std::unique_ptr<cv::VideoFile> f;
-      try {
-        f = cv::VideoFile::open_path(e.path);
-      } catch (const Error& err) {
-        throw Error(err.kind(), op + ": " + e.path + ": " + err.what());
-      }
-      infos_.push_back(f->info());
+      open_index(op, e.path);
       const cv::VideoInfo& v = infos_.back();
       if (!skip_vfr && v.variable_frame_rate)
         throw Error(ErrorKind::kDecode,
@@ -330,17 +326,107 @@ class VideoReader : public SampleReader {
       if (pad)
         for (; s < end; s += step_) sequences_.push_back({int64_t(fi), s, 1 + (end - 1 - s) / stride_});
     }
-    if (sequences_.empty()) {
-      std::string lengths;
-      for (size_t i = 0; i < infos_.size() && i < 5; ++i)
-        lengths += (i ? ", " : "") + files_[i].path + ": " + std::to_string(infos_[i].num_frames());
-      if (infos_.size() > 5) lengths += ", ...";
-      throw Error(ErrorKind::kInvalidArgument,
-                  op + ": no file has a whole sequence of sequence_length=" +
-                      std::to_string(seq_len_) + " frames with stride=" + std::to_string(stride_) +
-                      " (" + std::to_string(total) + " frames); the videos have (frames) " +
-                      lengths + ". Use a shorter sequence_length or stride, or pad_sequences=True");
+    if (sequences_.empty())
+      no_sequences(op, std::to_string(total) + " frames",
+                   "Use a shorter sequence_length or stride, or pad_sequences=True");
+  }
+
+  // Opens `path` and appends its index (frames, keyframes, times) to infos_.
+  void open_index(const std::string& op, const std::string& path) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0 || S_ISDIR(st.st_mode))
+      throw Error(ErrorKind::kNotFound, op + ": video file '" + path + "' does not exist");
+    try {
+      infos_.push_back(cv::VideoFile::open_path(path)->info());
+    } catch (const Error& err) {
+      throw Error(err.kind(), op + ": " + path + ": " + err.what());
     }
+  }
+
+  [[noreturn]] void no_sequences(const std::string& op, const std::string& need,
+                                 const std::string& what_to_do) const {
+    std::string lengths;
+    for (size_t i = 0; i < infos_.size() && i < 5; ++i)
+      lengths += (i ? ", " : "") + files_[i].path + ": " + std::to_string(infos_[i].num_frames());
+    if (infos_.size() > 5) lengths += ", ...";
+    throw Error(ErrorKind::kInvalidArgument,
+                op + ": no file has a whole sequence of sequence_length=" +
+                    std::to_string(seq_len_) + " frames with stride=" + std::to_string(stride_) +
+                    " (" + need + "); the videos have (frames) " + lengths + ". " + what_to_do);
+  }
+
+  // experimental.readers.video's sequences (see the top of the file).
+  void index_files_experimental(const OpSpec& spec) {
+    const std::string op = spec.display_name();
+    bool by_frames = false, start_down = true, end_down = false;
+    if (has_file_list_) {
+      const std::string format = spec.get<std::string>("file_list_format");
+      if (format != "frames" && format != "timestamps")
+        spec.arg_error("file_list_format", "must be 'frames' or 'timestamps', got '" + format + "'");
+      by_frames = format == "frames";
+      const std::string r = spec.get<std::string>("file_list_rounding");
+      if (r != "start_down_end_up" && r != "start_up_end_down" && r != "all_up" && r != "all_down")
+        spec.arg_error("file_list_rounding", "must be 'start_down_end_up', 'start_up_end_down', "
+                                             "'all_up' or 'all_down', got '" + r + "'");
+      start_down = r == "start_down_end_up" || r == "all_down";
+      end_down = r == "start_up_end_down" || r == "all_down";
+    }
+    const int64_t span = stride_ * seq_len_;
+    for (size_t fi = 0; fi < files_.size(); ++fi) {
+      VideoEntry& e = files_[fi];
+      open_index(op, e.path);
+      const cv::VideoInfo& v = infos_.back();
+      const int64_t n = v.num_frames();
+      e.lo = 0;
+      e.hi = n;
+      if (e.start != 0 || e.end != 0) {
+        if (by_frames) {
+          // Negative values count from the end; an end of 0 (or none) is the video's end.
+          const double start = e.start < 0 ? static_cast<double>(n) + e.start : e.start;
+          const double end = e.end <= 0 ? static_cast<double>(n) + e.end : e.end;
+          e.lo = static_cast<int64_t>(start_down ? std::floor(start) : std::ceil(start));
+          e.hi = static_cast<int64_t>(end_down ? std::floor(end) : std::ceil(end));
+        } else {
+          e.lo = frame_by_time(v, e.start, start_down);
+          e.hi = e.end == 0 ? n : frame_by_time(v, e.end, end_down);
+        }
+        e.lo = std::max<int64_t>(e.lo, 0);
+        e.hi = std::min(e.hi, n);
+      }
+      if (e.lo >= e.hi) {
+        log_message(LogLevel::kWarning, "%s: argument 'file_list': %s: the start and end give "
+                    "no frames ([%lld, %lld) of the video's %lld); the line is left out",
+                    op.c_str(), e.path.c_str(), static_cast<long long>(e.lo),
+                    static_cast<long long>(e.hi), static_cast<long long>(n));
+        continue;
+      }
+      if (uniform_) {
+        sequences_.push_back({int64_t(fi), e.lo, seq_len_, true});
+        continue;
+      }
+      int64_t s = e.lo;
+      for (; s + span <= e.hi; s += step_) sequences_.push_back({int64_t(fi), s, seq_len_});
+      if (pad_ != vf::PadMode::kNone && s < e.hi) sequences_.push_back({int64_t(fi), s, seq_len_});
+    }
+    if (sequences_.empty())
+      no_sequences(op, "stride * sequence_length = " + std::to_string(span) + " frames",
+                   "Use a shorter sequence_length or stride, or a pad_mode other than 'none'");
+  }
+
+  // The frame at `seconds` from the first frame: the one at that time, else the one before
+  // (down) or after it; the video's end past its last frame.
+  static int64_t frame_by_time(const cv::VideoInfo& v, double seconds, bool down) {
+    const int64_t n = v.num_frames();
+    if (seconds < 0)  // back from the end: the last frame's time plus one frame
+      seconds += v.timestamp(n - 1) - v.timestamp(0) + (v.fps > 0 ? 1.0 / v.fps : 0.0);
+    const int64_t pts = v.frames.front().pts +
+                        std::llround(seconds * v.time_base_den / v.time_base_num);
+    auto it = std::lower_bound(v.frames.begin(), v.frames.end(), pts,
+                               [](const cv::FrameEntry& f, int64_t p) { return f.pts < p; });
+    const int64_t k = it - v.frames.begin();
+    if (k == n) return n;
+    if (it->pts == pts || !down || k == 0) return k;
+    return k - 1;
   }
 
   // The GPU's decoders, set up on the first batch (the stream is the pipeline's).
@@ -358,30 +444,45 @@ class VideoReader : public SampleReader {
 #endif
   }
 
-  // Sample i of a GPU batch: the sequence's frames decoded to device memory, the padding
-  // zeroed.
-  void decode_device(Workspace& ws, Batch& video, int64_t i, const Sequence& s, int thread) {
-#ifdef STOKER_WITH_CUDA
-    const cv::VideoInfo& v = infos_[s.file];
-    const std::string& path = files_[s.file].path;
-    const size_t frame_bytes = static_cast<size_t>(v.height) * v.width * 3 * dtype_size(dtype_);
-    auto* dst = static_cast<char*>(video[i].data);
-    void* stream = ws.gpu->stream();
-    try {
-      with_file(thread, s.file, [&](cv::VideoFile& f) {
-        f.decode_device(s.first, s.frames, stride_, color_,
-                        {dst, dtype_ == DType::kFloat32, normalized_ ? 1.0f / 255.0f : 1.0f});
-      });
-      if (s.frames < seq_len_)
-        cuda_memset_async(dst + frame_bytes * s.frames, 0, frame_bytes * (seq_len_ - s.frames), stream);
-    } catch (const Error& e) {
-      std::string msg = path + ": frames " + std::to_string(s.first) + " to " +
-                        std::to_string(s.first + (s.frames - 1) * stride_) + ": " + e.what();
-      if (!ws.report_bad_sample(i, path, msg))
-        throw Error(e.kind(), msg).with_context("sample " + std::to_string(i));
-      cuda_memset_async(dst, 0, video.sample_bytes(i), stream);
+  // The frames of sequence s, one per output frame: -1 where a fill frame stands (zeros for
+  // readers.video's padded tails, fill_value for experimental.readers.video's).
+  std::vector<int64_t> frame_list(const Sequence& s) const {
+    const VideoEntry& e = files_[s.file];
+    std::vector<int64_t> idx(static_cast<size_t>(seq_len_));
+    for (int64_t k = 0; k < seq_len_; ++k) {
+      if (s.uniform) {  // numpy.linspace(lo, hi - 1, sequence_length), rounded half away from 0
+        const double t = seq_len_ > 1 ? static_cast<double>(k) / static_cast<double>(seq_len_ - 1) : 0.0;
+        idx[k] = e.lo + static_cast<int64_t>(std::round(t * static_cast<double>(e.hi - e.lo - 1)));
+      } else if (experimental_) {
+        idx[k] = vf::frame_at(pad_, s.first + k * stride_, e.lo, e.hi);
+      } else {
+        idx[k] = k < s.frames ? s.first + k * stride_ : -1;
+      }
     }
+    return idx;
+  }
+
+  // Sample i: the frames `idx` of the open file, into host or device memory.
+  void decode_sample(Workspace& ws, cv::VideoFile& f, const std::vector<int64_t>& idx,
+                     Batch& video, int64_t i) const {
+    const float scale = normalized_ ? 1.0f / 255.0f : 1.0f;
+#ifdef STOKER_WITH_CUDA
+    if (on_gpu_) {
+      vf::decode_device(f, idx, color_, fill_, {video[i].data, dtype_ == DType::kFloat32, scale},
+                        ws.gpu->stream());
+      return;
+    }
+#else
+    (void)ws;
 #endif
+    if (dtype_ == DType::kUInt8) {
+      vf::decode(f, idx, color_, fill_, video.data<uint8_t>(i));
+      return;
+    }
+    std::vector<uint8_t> tmp(video.sample_bytes(i) / sizeof(float));
+    vf::decode(f, idx, color_, fill_, tmp.data());
+    float* out = video.data<float>(i);
+    for (size_t k = 0; k < tmp.size(); ++k) out[k] = tmp[k] * scale;
   }
 
   // Each thread keeps the last file it decoded open, so that consecutive sequences of one
@@ -402,6 +503,10 @@ class VideoReader : public SampleReader {
   }
 
   const bool on_gpu_;
+  const bool experimental_;  // experimental.readers.video
+  vf::PadMode pad_ = vf::PadMode::kNone;
+  std::vector<int64_t> fill_{0};
+  bool uniform_ = false;
   bool gpu_started_ = false;
   std::shared_ptr<cv::GpuDecoding> gpu_;  // on the GPU: FFmpeg's CUDA device, or none
   int64_t seq_len_ = 0, step_ = 0, stride_ = 1;
@@ -416,46 +521,53 @@ class VideoReader : public SampleReader {
   std::unordered_map<int, std::pair<int64_t, std::unique_ptr<cv::VideoFile>>> open_;
 };
 
+// The arguments both video readers take, as DALI names them.
+void add_video_reader_args(OpSchema& schema, const std::string& file_list_doc, const std::string& step_doc) {
+  add_reader_args(schema);
+  schema.inputs(0, 0).outputs(4, {"video", "labels", "frame_num", "timestamps"})
+      .arg({.name = "filenames", .type = ArgType::kStringList, .optional = true,
+            .doc = "Paths of the video files."})
+      .arg({.name = "file_root", .type = ArgType::kString, .optional = true,
+            .doc = "Folder with one sub-folder of videos per class (labels are the folders' "
+                   "indices in sorted order)."})
+      .arg({.name = "file_list", .type = ArgType::kString, .optional = true, .doc = file_list_doc})
+      .arg({.name = "labels", .type = ArgType::kIntList, .optional = true,
+            .doc = "A label per entry of filenames; an empty list gives 0, 1, 2, ...; without it "
+                   "there is no labels output."})
+      .arg({.name = "sequence_length", .type = ArgType::kInt, .doc = "Frames per sequence.", .min = 1})
+      .arg({.name = "step", .type = ArgType::kInt, .default_value = int64_t{-1}, .doc = step_doc})
+      .arg({.name = "stride", .type = ArgType::kInt, .default_value = int64_t{1},
+            .doc = "Distance between consecutive frames of a sequence.", .min = 1})
+      .arg({.name = "image_type", .type = ArgType::kImageType, .default_value = int64_t{0},
+            .doc = "RGB, or YCbCr (the stream's own Y, Cb, Cr, chroma upsampled)."})
+      .arg({.name = "enable_frame_num", .type = ArgType::kString, .default_value = std::string("none"),
+            .doc = "'scalar': output the first frame's index (shape (1,)); 'sequence': every "
+                   "frame's index (-1 for a fill frame); 'none': no frame_num output."})
+      .arg({.name = "enable_timestamps", .type = ArgType::kBool, .default_value = false,
+            .doc = "Output each frame's time in seconds (float64, -1 for a fill frame)."});
+  add_on_error_arg(schema, /*can_replace=*/false);
+}
+
 }  // namespace
 
 STOKER_REGISTER_OP_NAMED(readers_video, "readers.video") {
-  add_reader_args(schema);
+  add_video_reader_args(
+      schema,
+      "Text file of 'path label [start [end]]' lines; start and end are seconds (or frames with "
+      "file_list_frame_num), negative ones count from the end.",
+      "Frames between the starts of consecutive sequences; <= 0 means sequence_length.");
   schema.doc("Reads sequences of frames from video files (FHWC), decoded through FFmpeg: on the "
              "CPU (libavcodec's software decoders, libswscale's colour conversion) or, with "
              "device='gpu', on NVDEC where the GPU takes the codec and profile (else on the CPU, "
              "then copied), converted to RGB on the GPU. Outputs: "
              "video, then labels (with file_root, file_list or labels), frame_num (with "
              "enable_frame_num) and timestamps (with enable_timestamps).")
-      .inputs(0, 0).outputs(4, {"video", "labels", "frame_num", "timestamps"})
-      .arg({.name = "filenames", .type = ArgType::kStringList, .optional = true,
-            .doc = "Paths of the video files."})
-      .arg({.name = "file_root", .type = ArgType::kString, .optional = true,
-            .doc = "Folder with one sub-folder of videos per class (labels are the folders' "
-                   "indices in sorted order)."})
-      .arg({.name = "file_list", .type = ArgType::kString, .optional = true,
-            .doc = "Text file of 'path label [start [end]]' lines; start and end are seconds (or "
-                   "frames with file_list_frame_num), negative ones count from the end."})
-      .arg({.name = "labels", .type = ArgType::kIntList, .optional = true,
-            .doc = "A label per entry of filenames; an empty list gives 0, 1, 2, ...; without it "
-                   "there is no labels output."})
-      .arg({.name = "sequence_length", .type = ArgType::kInt, .doc = "Frames per sequence.", .min = 1})
-      .arg({.name = "step", .type = ArgType::kInt, .default_value = int64_t{-1},
-            .doc = "Frames between the starts of consecutive sequences; <= 0 means sequence_length."})
-      .arg({.name = "stride", .type = ArgType::kInt, .default_value = int64_t{1},
-            .doc = "Distance between consecutive frames of a sequence.", .min = 1})
       .arg({.name = "channels", .type = ArgType::kInt, .default_value = int64_t{3},
             .doc = "Channels of the output frames (3)."})
       .arg({.name = "dtype", .type = ArgType::kDType, .default_value = int64_t{0},
             .doc = "UINT8 or FLOAT."})
-      .arg({.name = "image_type", .type = ArgType::kImageType, .default_value = int64_t{0},
-            .doc = "RGB, or YCbCr (the stream's own Y, Cb, Cr, chroma upsampled)."})
       .arg({.name = "normalized", .type = ArgType::kBool, .default_value = false,
             .doc = "With dtype=FLOAT, values in [0, 1] instead of [0, 255]."})
-      .arg({.name = "enable_frame_num", .type = ArgType::kString, .default_value = std::string("none"),
-            .doc = "'scalar': output the first frame's index (shape (1,)); 'sequence': every "
-                   "frame's index (-1 for padding); 'none': no frame_num output."})
-      .arg({.name = "enable_timestamps", .type = ArgType::kBool, .default_value = false,
-            .doc = "Output each frame's time in seconds (float64, -1 for padding)."})
       .arg({.name = "file_list_frame_num", .type = ArgType::kBool, .default_value = false,
             .doc = "Read file_list's start and end as frame numbers instead of seconds."})
       .arg({.name = "file_list_include_preceding_frame", .type = ArgType::kBool, .default_value = false,
@@ -467,12 +579,50 @@ STOKER_REGISTER_OP_NAMED(readers_video, "readers.video") {
             .doc = "Read variable frame rate videos instead of refusing them."})
       .arg({.name = "additional_decode_surfaces", .type = ArgType::kInt, .default_value = int64_t{2},
             .doc = "Accepted for DALI compatibility (NVDEC surfaces); FFmpeg sizes its own pool."})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<VideoReader>(s, false); })
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<VideoReader>(s, false, false); })
 #ifdef STOKER_WITH_CUDA
-      .backend(Backend::kGPU, [](const OpSpec& s) { return std::make_unique<VideoReader>(s, true); })
+      .backend(Backend::kGPU, [](const OpSpec& s) { return std::make_unique<VideoReader>(s, true, false); })
 #endif
       ;
-  add_on_error_arg(schema, /*can_replace=*/false);
+}
+
+STOKER_REGISTER_OP_NAMED(experimental_readers_video, "experimental.readers.video") {
+  add_video_reader_args(
+      schema,
+      "Text file of 'path label [start [end]]' lines; start and end are seconds or frames "
+      "(file_list_format), negative ones count from the end, the end (excluded) 0 or left out "
+      "for the video's end.",
+      "Frames between the starts of consecutive sequences; <= 0 means stride * sequence_length.");
+  schema.doc("Reads sequences of frames from video files (FHWC, uint8), decoded through FFmpeg: "
+             "on the CPU or, with device='gpu', on NVDEC where the GPU takes the codec and "
+             "profile (else on the CPU, then copied). A video's tail shorter than a sequence is "
+             "left out or padded (pad_mode); uniform_sample takes one evenly spread sequence per "
+             "video. Outputs: video, then labels (with file_root, file_list or labels), "
+             "frame_num (with enable_frame_num) and timestamps (with enable_timestamps).")
+      .arg({.name = "pad_mode", .type = ArgType::kString, .default_value = std::string("none"),
+            .doc = "A video's tail shorter than a sequence: 'none' (left out), 'constant' "
+                   "(fill_value frames), 'edge'/'repeat', 'reflect_1001'/'symmetric' (ABC -> "
+                   "ABCCBA), 'reflect_101'/'reflect' (ABC -> ABCBA)."})
+      .arg({.name = "fill_value", .type = ArgType::kIntList, .default_value = std::vector<int64_t>{0},
+            .doc = "Value of the padded frames with pad_mode='constant': one, or one per channel."})
+      .arg({.name = "file_list_format", .type = ArgType::kString, .default_value = std::string("timestamps"),
+            .doc = "file_list's start and end: 'timestamps' (seconds) or 'frames'."})
+      .arg({.name = "file_list_rounding", .type = ArgType::kString,
+            .default_value = std::string("start_down_end_up"),
+            .doc = "A start or end between frames: 'start_down_end_up', 'start_up_end_down', "
+                   "'all_up' or 'all_down'."})
+      .arg({.name = "file_list_include_end", .type = ArgType::kBool, .default_value = true,
+            .doc = "Accepted for DALI compatibility: in DALI 2.4 the end frame is excluded "
+                   "either way (and the range kept inside the video, which stoker always does)."})
+      .arg({.name = "uniform_sample", .type = ArgType::kBool, .default_value = false,
+            .doc = "One sequence per video of sequence_length frames spread evenly over it "
+                   "(or its file_list range), repeating frames where the video is shorter; "
+                   "stride, step and pad_mode are then not used."})
+      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<VideoReader>(s, false, true); })
+#ifdef STOKER_WITH_CUDA
+      .backend(Backend::kGPU, [](const OpSpec& s) { return std::make_unique<VideoReader>(s, true, true); })
+#endif
+      ;
 }
 
 }  // namespace stoker
