@@ -3124,6 +3124,62 @@ def stack(
       bytes_per_sample_hint: accepted for DALI; unused.
     """
 
+def tensor_resize(
+    input: _Input,
+    /,
+    *,
+    sizes: Union[_FloatList, DataNode, None] = None,
+    scales: Union[_FloatList, DataNode, None] = None,
+    axes: Union[_IntList, None] = None,
+    axis_names: Union[_Str, None] = None,
+    size_rounding: _Str = 'round',
+    mode: Union[_Str, None] = None,
+    max_size: Union[_FloatList, None] = None,
+    subpixel_scale: _Bool = True,
+    alignment: Union[_FloatList, DataNode, None] = None,
+    roi_start: Union[_FloatList, DataNode, None] = None,
+    roi_end: Union[_FloatList, DataNode, None] = None,
+    roi_relative: _Bool = False,
+    dtype: Union[_DType, None] = None,
+    minibatch_size: _Int = 32,
+    temp_buffer_hint: _Int = 0,
+    interp_type: types.DALIInterpType = types.DALIInterpType.INTERP_LINEAR,
+    min_filter: Union[types.DALIInterpType, None] = None,
+    mag_filter: Union[types.DALIInterpType, None] = None,
+    antialias: _Bool = True,
+    device: Union[str, None] = None,
+    name: Union[str, None] = None,
+    preserve: bool = False,
+    bytes_per_sample_hint: Union[_IntList, None] = None,
+) -> DataNode:
+    """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels); 3 resized axes run on the CPU only.
+
+    Keyword arguments:
+      sizes (list of float or a per-sample DataNode, optional): Output extents of the axes (one per axis, or one for all); 0 for an extent computed from the others.
+      scales (list of float or a per-sample DataNode, optional): Scale factors of the axes: out = size_rounding(scale * in).
+      axes (list of int, optional): Axes that sizes, scales, max_size, roi_start, roi_end and alignment refer to (negative ones count from the back); default: every axis.
+      axis_names (str, optional): The same axes by their names in the input's layout.
+      size_rounding (str, default 'round'): How scales round to whole extents: 'round' (half away from 0), 'truncate' or 'ceil'.
+      mode (str, optional): How sizes apply: 'default', 'stretch', 'not_smaller' or 'not_larger'.
+      max_size (list of float, optional): Upper limit of the output extents (one value, or one per axis).
+      subpixel_scale (bool, default True): Keep the exact (unrounded) scale, adjusting the source window, rather than stretching to whole output extents.
+      alignment (list of float or a per-sample DataNode, optional): Where a rounded extent's source window keeps its place: 0 its start, 0.5 its centre (default), 1 its end; one value, or one per axis.
+      roi_start (list of float or a per-sample DataNode, optional): Start of the source region per axis; absolute, or relative with roi_relative.
+      roi_end (list of float or a per-sample DataNode, optional): End of the source region; a start above the end flips that axis.
+      roi_relative (bool, default False): roi_start and roi_end are fractions of the input's extents.
+      dtype (stoker.types.DALIDataType, optional): Output type: the input's (default) or FLOAT.
+      minibatch_size (int, default 32): Accepted for DALI compatibility (a GPU batching hint).
+      temp_buffer_hint (int, default 0): Accepted for DALI compatibility; scratch memory is sized by use.
+      interp_type (stoker.types.DALIInterpType, default types.DALIInterpType.INTERP_LINEAR): Interpolation of the resize: INTERP_NN, INTERP_LINEAR, INTERP_CUBIC, INTERP_LANCZOS3, INTERP_TRIANGULAR or INTERP_GAUSSIAN.
+      min_filter (stoker.types.DALIInterpType, optional): Filter when shrinking (default: interp_type).
+      mag_filter (stoker.types.DALIInterpType, optional): Filter when enlarging (default: interp_type).
+      antialias (bool, default True): Widen the filter when shrinking, so that the result does not alias.
+      device: 'cpu', 'gpu' or 'mixed'.
+      name: a name for the operator (readers: the name for reader_meta).
+      preserve: keep the operator even if its outputs are unused.
+      bytes_per_sample_hint: accepted for DALI; unused.
+    """
+
 def tfrecord_reader(
     *,
     shard_id: _Int = 0,
@@ -4195,6 +4251,63 @@ class experimental:
         Keyword arguments:
           interp (stoker.types.DALIInterpType, default types.DALIInterpType.INTERP_LINEAR): Interpolation type: INTERP_NN, INTERP_LINEAR (default) or INTERP_CUBIC.
           pixel_origin (str, default 'corner'): Pixel origin: "corner" (default; pixel (i, j) covers [i, i+1) x [j, j+1)) or "center" (pixel (i, j) is centred at (i, j)). Defines which part of the pixel (upper-left corner or center) is interpreted as its origin. To match OpenCV, pick "center".
+          device: 'cpu', 'gpu' or 'mixed'.
+          name: a name for the operator (readers: the name for reader_meta).
+          preserve: keep the operator even if its outputs are unused.
+          bytes_per_sample_hint: accepted for DALI; unused.
+        """
+
+    @staticmethod
+    def tensor_resize(
+        input: _Input,
+        /,
+        *,
+        sizes: Union[_FloatList, DataNode, None] = None,
+        scales: Union[_FloatList, DataNode, None] = None,
+        axes: Union[_IntList, None] = None,
+        axis_names: Union[_Str, None] = None,
+        size_rounding: _Str = 'round',
+        mode: Union[_Str, None] = None,
+        max_size: Union[_FloatList, None] = None,
+        subpixel_scale: _Bool = True,
+        alignment: Union[_FloatList, DataNode, None] = None,
+        roi_start: Union[_FloatList, DataNode, None] = None,
+        roi_end: Union[_FloatList, DataNode, None] = None,
+        roi_relative: _Bool = False,
+        dtype: Union[_DType, None] = None,
+        minibatch_size: _Int = 32,
+        temp_buffer_hint: _Int = 0,
+        interp_type: types.DALIInterpType = types.DALIInterpType.INTERP_LINEAR,
+        min_filter: Union[types.DALIInterpType, None] = None,
+        mag_filter: Union[types.DALIInterpType, None] = None,
+        antialias: _Bool = True,
+        device: Union[str, None] = None,
+        name: Union[str, None] = None,
+        preserve: bool = False,
+        bytes_per_sample_hint: Union[_IntList, None] = None,
+    ) -> DataNode:
+        """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels); 3 resized axes run on the CPU only.
+
+        Keyword arguments:
+          sizes (list of float or a per-sample DataNode, optional): Output extents of the axes (one per axis, or one for all); 0 for an extent computed from the others.
+          scales (list of float or a per-sample DataNode, optional): Scale factors of the axes: out = size_rounding(scale * in).
+          axes (list of int, optional): Axes that sizes, scales, max_size, roi_start, roi_end and alignment refer to (negative ones count from the back); default: every axis.
+          axis_names (str, optional): The same axes by their names in the input's layout.
+          size_rounding (str, default 'round'): How scales round to whole extents: 'round' (half away from 0), 'truncate' or 'ceil'.
+          mode (str, optional): How sizes apply: 'default', 'stretch', 'not_smaller' or 'not_larger'.
+          max_size (list of float, optional): Upper limit of the output extents (one value, or one per axis).
+          subpixel_scale (bool, default True): Keep the exact (unrounded) scale, adjusting the source window, rather than stretching to whole output extents.
+          alignment (list of float or a per-sample DataNode, optional): Where a rounded extent's source window keeps its place: 0 its start, 0.5 its centre (default), 1 its end; one value, or one per axis.
+          roi_start (list of float or a per-sample DataNode, optional): Start of the source region per axis; absolute, or relative with roi_relative.
+          roi_end (list of float or a per-sample DataNode, optional): End of the source region; a start above the end flips that axis.
+          roi_relative (bool, default False): roi_start and roi_end are fractions of the input's extents.
+          dtype (stoker.types.DALIDataType, optional): Output type: the input's (default) or FLOAT.
+          minibatch_size (int, default 32): Accepted for DALI compatibility (a GPU batching hint).
+          temp_buffer_hint (int, default 0): Accepted for DALI compatibility; scratch memory is sized by use.
+          interp_type (stoker.types.DALIInterpType, default types.DALIInterpType.INTERP_LINEAR): Interpolation of the resize: INTERP_NN, INTERP_LINEAR, INTERP_CUBIC, INTERP_LANCZOS3, INTERP_TRIANGULAR or INTERP_GAUSSIAN.
+          min_filter (stoker.types.DALIInterpType, optional): Filter when shrinking (default: interp_type).
+          mag_filter (stoker.types.DALIInterpType, optional): Filter when enlarging (default: interp_type).
+          antialias (bool, default True): Widen the filter when shrinking, so that the result does not alias.
           device: 'cpu', 'gpu' or 'mixed'.
           name: a name for the operator (readers: the name for reader_meta).
           preserve: keep the operator even if its outputs are unused.

@@ -2520,6 +2520,42 @@ class TFRecordReader:
     ) -> None: ...
     def __call__(self, **kwargs: Any) -> Any: ...
 
+class TensorResize:
+    """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels); 3 resized axes run on the CPU only.
+
+    The function form, whose docstring lists the arguments: fn.tensor_resize.
+    """
+    schema_name: str
+    device: Union[str, None]
+    def __init__(
+        self,
+        *,
+        sizes: Union[_FloatList, DataNode, None] = None,
+        scales: Union[_FloatList, DataNode, None] = None,
+        axes: Union[_IntList, None] = None,
+        axis_names: Union[_Str, None] = None,
+        size_rounding: _Str = 'round',
+        mode: Union[_Str, None] = None,
+        max_size: Union[_FloatList, None] = None,
+        subpixel_scale: _Bool = True,
+        alignment: Union[_FloatList, DataNode, None] = None,
+        roi_start: Union[_FloatList, DataNode, None] = None,
+        roi_end: Union[_FloatList, DataNode, None] = None,
+        roi_relative: _Bool = False,
+        dtype: Union[_DType, None] = None,
+        minibatch_size: _Int = 32,
+        temp_buffer_hint: _Int = 0,
+        interp_type: types.DALIInterpType = types.DALIInterpType.INTERP_LINEAR,
+        min_filter: Union[types.DALIInterpType, None] = None,
+        mag_filter: Union[types.DALIInterpType, None] = None,
+        antialias: _Bool = True,
+        device: Union[str, None] = None,
+        name: Union[str, None] = None,
+        preserve: bool = False,
+        bytes_per_sample_hint: Union[_IntList, None] = None,
+    ) -> None: ...
+    def __call__(self, input: _Input, /, **kwargs: Any) -> DataNode: ...
+
 class ToDecibels:
     """Decibels of float32 magnitudes: multiplier * log10(max(10^(cutoff_db / multiplier), x / reference)), reference being each sample's largest value unless given.
 
@@ -3267,6 +3303,42 @@ class experimental:
             bytes_per_sample_hint: Union[_IntList, None] = None,
         ) -> None: ...
         def __call__(self, input: _Input, mapx: _Input, mapy: _Input, /, **kwargs: Any) -> DataNode: ...
+
+    class TensorResize:
+        """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels); 3 resized axes run on the CPU only.
+
+        The function form, whose docstring lists the arguments: fn.tensor_resize.
+        """
+        schema_name: str
+        device: Union[str, None]
+        def __init__(
+            self,
+            *,
+            sizes: Union[_FloatList, DataNode, None] = None,
+            scales: Union[_FloatList, DataNode, None] = None,
+            axes: Union[_IntList, None] = None,
+            axis_names: Union[_Str, None] = None,
+            size_rounding: _Str = 'round',
+            mode: Union[_Str, None] = None,
+            max_size: Union[_FloatList, None] = None,
+            subpixel_scale: _Bool = True,
+            alignment: Union[_FloatList, DataNode, None] = None,
+            roi_start: Union[_FloatList, DataNode, None] = None,
+            roi_end: Union[_FloatList, DataNode, None] = None,
+            roi_relative: _Bool = False,
+            dtype: Union[_DType, None] = None,
+            minibatch_size: _Int = 32,
+            temp_buffer_hint: _Int = 0,
+            interp_type: types.DALIInterpType = types.DALIInterpType.INTERP_LINEAR,
+            min_filter: Union[types.DALIInterpType, None] = None,
+            mag_filter: Union[types.DALIInterpType, None] = None,
+            antialias: _Bool = True,
+            device: Union[str, None] = None,
+            name: Union[str, None] = None,
+            preserve: bool = False,
+            bytes_per_sample_hint: Union[_IntList, None] = None,
+        ) -> None: ...
+        def __call__(self, input: _Input, /, **kwargs: Any) -> DataNode: ...
 
     class WarpPerspective:
         """Performs a perspective transform on the images: output pixel (x, y) reads the source at ((m0 x + m1 y + m2) / w, (m3 x + m4 y + m5) / w), w = m6 x + m7 y + m8, as OpenCV's warpPerspective with WARP_INVERSE_MAP. Sequences (FHWC, FCHW) use the same matrix for every frame.

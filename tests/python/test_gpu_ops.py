@@ -355,3 +355,34 @@ def test_gpu_backend_needs_gpu_input(jpeg_dir, op):
     with pytest.raises(ValueError, match=r"device='gpu' needs GPU input.*\.gpu\(\)"):
         p.build()
         p.run()
+
+
+def test_tensor_resize(jpeg_dir):
+    """tensor_resize on the GPU: images along H and W (the CPU's resampling, bit for bit or
+    within 1), 1-D signals, 5-D tensors with frames and channels around the resized axes, and
+    an unchanged tensor copied; 3 resized axes are refused by name."""
+    rng = np.random.RandomState(3)
+    signals = [rng.rand(n).astype(np.float32) for n in (50, 7, 200, 1)]
+    tensors = [rng.rand(3, 5 + k, 6, 4, 2).astype(np.float32) for k in range(4)]
+
+    def make():
+        return [lambda x, d: fn.tensor_resize(x, axes=[0, 1], sizes=[37, 53], device=d),
+                lambda x, d: fn.tensor_resize(x, axis_names="HW", scales=[0.37, 0.61],
+                                              dtype=types.FLOAT, device=d),
+                lambda x, d: fn.tensor_resize(x, axes=[1], sizes=[9], interp_type=types.INTERP_CUBIC,
+                                              device=d)]
+    check_all(run_twins(jpeg_dir, make), tol=1, rtol=1e-5, atol=1e-4)
+    for data, ops in ((signals, [dict(sizes=[93]), dict(scales=[0.3]), dict(scales=[1.0])]),
+                      (tensors, [dict(axes=[1, 3], sizes=[9, 3]), dict(axes=[4], sizes=[5])])):
+        for kw in ops:
+            def make(kw=kw):
+                return [lambda x, d: fn.tensor_resize(x, device=d, **kw)]
+            check_all(run_twins(jpeg_dir, make, source=lambda: fn.external_source(
+                source=lambda: data, batch=True)), tol=1, rtol=1e-5, atol=1e-5)
+
+    @pipeline_def(batch_size=4, num_threads=1, device_id=0)
+    def three_axes():
+        return fn.tensor_resize(fn.external_source(source=lambda: tensors, batch=True).gpu(),
+                                axes=[1, 2, 3], sizes=[3, 4, 5], device="gpu")
+    with pytest.raises(ValueError, match="3-D resampling runs on the CPU only"):
+        three_axes().run()

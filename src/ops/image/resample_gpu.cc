@@ -11,7 +11,8 @@
 namespace stoker {
 
 void run_resample_gpu(Workspace& ws, const std::vector<OutputDesc>& descs,
-                      const std::vector<std::optional<kernels::ResampleParams>>& params) {
+                      const std::vector<std::optional<kernels::ResampleParams>>& params,
+                      const std::vector<ResampleGeometry>& geometry) {
   const Batch& in = ws.input(0);
   const OutputDesc& d = descs.at(0);
   if (in.memory() != MemoryKind::kDevice)
@@ -33,9 +34,14 @@ void run_resample_gpu(Workspace& ws, const std::vector<OutputDesc>& descs,
     }
     const Shape& is = in.shape(i);
     const Shape& os = out.shape(i);
-    // CHW / FCHW / CFHW run plane by plane (c = 1), as on the CPU (resize_layout.h)
-    const ResizePlanes gi = resize_planes(in.layout(), is), go = resize_planes(in.layout(), os);
-    const int64_t nf = gi.planes, ih = gi.h, iw = gi.w, c = gi.c, oh = go.h, ow = go.w;
+    ResampleGeometry g;
+    if (!geometry.empty()) {
+      g = geometry[i];
+    } else {  // CHW / FCHW / CFHW run plane by plane (c = 1), as on the CPU (resize_layout.h)
+      const ResizePlanes gi = resize_planes(in.layout(), is), go = resize_planes(in.layout(), os);
+      g = {gi.planes, gi.h, gi.w, go.h, go.w, gi.c};
+    }
+    const int64_t nf = g.planes, ih = g.ih, iw = g.iw, c = g.c, oh = g.oh, ow = g.ow;
     if (oh == 0 || ow == 0 || c == 0) continue;
     if (ih == 0 || iw == 0) {  // nothing to sample: zeros
       STOKER_CUDA_CHECK(cudaMemsetAsync(out[i].data, 0, out.sample_bytes(i), stream));

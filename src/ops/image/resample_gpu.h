@@ -14,9 +14,18 @@
 
 namespace stoker {
 
-void run_resample_gpu(Workspace& ws, const std::vector<OutputDesc>& descs,
-                      const std::vector<std::optional<kernels::ResampleParams>>& params);
+// A sample as `planes` HWC images of ih x iw x c resampled to oh x ow x c.
+struct ResampleGeometry {
+  int64_t planes = 1, ih = 0, iw = 0, oh = 0, ow = 0, c = 1;
+};
 
+// `geometry`: sample i's images (empty: the input's layout says, resize_layout.h).
+void run_resample_gpu(Workspace& ws, const std::vector<OutputDesc>& descs,
+                      const std::vector<std::optional<kernels::ResampleParams>>& params,
+                      const std::vector<ResampleGeometry>& geometry);
+
+// An operator that is not about images provides `ResampleGeometry sample_geometry(int64_t i)
+// const` too (tensor_resize).
 template <class Op>
 class ResampleGpu final : public Op {
  public:
@@ -24,9 +33,15 @@ class ResampleGpu final : public Op {
   bool sample_wise() const override { return false; }
   void run_batch(Workspace& ws) override {
     std::vector<OutputDesc> descs = this->setup(ws);
-    std::vector<std::optional<kernels::ResampleParams>> params(ws.input(0).size());
-    for (size_t i = 0; i < params.size(); ++i) params[i] = this->sample_params(static_cast<int64_t>(i));
-    run_resample_gpu(ws, descs, params);
+    const size_t n = ws.input(0).size();
+    std::vector<std::optional<kernels::ResampleParams>> params(n);
+    std::vector<ResampleGeometry> geometry;
+    for (size_t i = 0; i < n; ++i) {
+      params[i] = this->sample_params(static_cast<int64_t>(i));
+      if constexpr (requires(const Op& op) { op.sample_geometry(int64_t{0}); })
+        geometry.push_back(this->sample_geometry(static_cast<int64_t>(i)));
+    }
+    run_resample_gpu(ws, descs, params, geometry);
   }
 };
 

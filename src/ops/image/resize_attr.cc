@@ -32,7 +32,8 @@ const char* resize_mode_name(ResizeMode mode) {
 
 namespace {
 
-constexpr int kMaxNdim = 3;
+// Axes a sample may have (tensor_resize resizes any of a tensor's).
+constexpr int kMaxNdim = 16;
 
 std::string list_str(const std::vector<float>& v) {
   std::ostringstream s;
@@ -246,17 +247,8 @@ ResizeResult compute_resize(const ResizeArgs& args, const std::vector<int64_t>& 
     for (int d = 0; d < ndim; d++) max_size[d] = m[d];
   }
 
-  // Input window, in floats as DALI keeps it. A window thinner than min_size (but over a
-  // non-empty input) is widened so that it still maps somewhere instead of dividing by zero.
-  constexpr float kMinRoi = 1e-3f;
-  float lo[kMaxNdim], hi[kMaxNdim];
-  bool empty_input = false;
-  for (int d = 0; d < ndim; d++) {
-    if (in_shape[d] < 0)
-      fail(ErrorKind::kInvalidArgument, "resize: negative extent in input shape " +
-                                            shape_str(in_shape));
-    if (in_shape[d] == 0) empty_input = true;
-  }
+  // Input window, in floats as DALI keeps it.
+  std::vector<float> lo(ndim), hi(ndim);
   std::vector<float> roi_start, roi_end;
   if (args.roi_start) {
     roi_start = per_axis(*args.roi_start, ndim);
@@ -265,24 +257,50 @@ ResizeResult compute_resize(const ResizeArgs& args, const std::vector<int64_t>& 
   for (int d = 0; d < ndim; d++) {
     const float extent = static_cast<float>(in_shape[d]);
     if (args.roi_start && in_shape[d] > 0) {
-      double a = roi_start[d], b = roi_end[d];
-      if (args.roi_relative) {
-        a *= extent;
-        b *= extent;
-      }
-      if (std::fabs(b - a) < kMinRoi) {
-        double offset = a <= b ? 0.5f * kMinRoi : -0.5f * kMinRoi;
-        a -= offset;
-        b += offset;
-      }
-      lo[d] = static_cast<float>(a);
-      hi[d] = static_cast<float>(b);
+      input_window(roi_start[d], roi_end[d], extent, args.roi_relative, &lo[d], &hi[d]);
     } else {
       lo[d] = 0;
       hi[d] = extent;
     }
   }
 
+  std::vector<float> req(requested, requested + ndim);
+  return plan_resize(req, lo, hi, in_shape, mode, has_max_size ? max_size : nullptr,
+                     args.subpixel_scale, nullptr, SizeRounding::kRound);
+}
+
+void input_window(double a, double b, float extent, bool relative, float* lo, float* hi) {
+  // A window thinner than kMinRoi (over a non-empty input) is widened so that it still maps
+  // somewhere instead of dividing by zero.
+  constexpr float kMinRoi = 1e-3f;
+  if (relative) {
+    a *= extent;
+    b *= extent;
+  }
+  if (std::fabs(b - a) < kMinRoi) {
+    double offset = a <= b ? 0.5f * kMinRoi : -0.5f * kMinRoi;
+    a -= offset;
+    b += offset;
+  }
+  *lo = static_cast<float>(a);
+  *hi = static_cast<float>(b);
+}
+
+ResizeResult plan_resize(std::vector<float> requested, std::vector<float> lo,
+                         std::vector<float> hi, const std::vector<int64_t>& in_shape,
+                         ResizeMode mode, const float* max_size, bool subpixel_scale,
+                         const std::vector<float>* alignment, SizeRounding rounding) {
+  const int ndim = static_cast<int>(in_shape.size());
+  if (ndim > kMaxNdim)
+    fail(ErrorKind::kInvalidArgument, "resize: at most " + std::to_string(kMaxNdim) +
+                                          " axes, got " + std::to_string(ndim));
+  bool empty_input = false;
+  for (int d = 0; d < ndim; d++) {
+    if (in_shape[d] < 0)
+      fail(ErrorKind::kInvalidArgument, "resize: negative extent in input shape " +
+                                            shape_str(in_shape));
+    if (in_shape[d] == 0) empty_input = true;
+  }
   // A window given backwards flips the axis; so does a negative size. Two flips cancel.
   float in_size[kMaxNdim];
   for (int d = 0; d < ndim; d++) {
@@ -295,7 +313,7 @@ ResizeResult compute_resize(const ResizeArgs& args, const std::vector<int64_t>& 
     in_size[d] = sz;
   }
 
-  adjust_output_size(requested, in_size, ndim, mode, has_max_size ? max_size : nullptr);
+  adjust_output_size(requested.data(), in_size, ndim, mode, max_size);
 
   for (int d = 0; d < ndim; d++) {
     if (lo[d] == hi[d] && requested[d] != 0)
@@ -320,15 +338,19 @@ ResizeResult compute_resize(const ResizeArgs& args, const std::vector<int64_t>& 
            "resize: the output extent of spatial axis " + std::to_string(d) + " would be " +
                std::to_string(abs_sz) + " pixels for the input of shape " + shape_str(in_shape) +
                "; use max_size to bound it");
-    const int size = std::max(min_size, static_cast<int>(std::round(abs_sz)));
+    const float rounded = rounding == SizeRounding::kTruncate ? std::trunc(abs_sz)
+                          : rounding == SizeRounding::kCeil   ? std::ceil(abs_sz)
+                                                              : std::round(abs_sz);
+    const int size = std::max(min_size, static_cast<int>(rounded));
     float a = lo[d], b = hi[d];
     if (out_sz < 0) std::swap(a, b);
-    // subpixel_scale: the extent was rounded; scale the window about its centre by the same
-    // ratio so that the scale factor stays the exact one.
-    if (args.subpixel_scale && size != abs_sz) {
+    // subpixel_scale: the extent was rounded; scale the window about its alignment point (the
+    // centre by default) by the same ratio so that the scale factor stays the exact one.
+    if (subpixel_scale && size != abs_sz) {
       double adjustment = static_cast<double>(size) / abs_sz;
       adjustment = std::min(std::max(adjustment, -10.0), 10.0);
-      const double center = (static_cast<double>(a) + b) * 0.5;
+      const double t = alignment ? (*alignment)[d] : 0.5;
+      const double center = (1 - t) * static_cast<double>(a) + t * b;
       a = static_cast<float>(std::min(std::max(center + (a - center) * adjustment, -1e9), 1e9));
       b = static_cast<float>(std::min(std::max(center + (b - center) * adjustment, -1e9), 1e9));
     }

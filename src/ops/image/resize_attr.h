@@ -63,6 +63,24 @@ struct ResizeResult {
 // `in_size`: the sample's spatial extents (2 or 3 of them), in shape order.
 ResizeResult compute_resize(const ResizeArgs& args, const std::vector<int64_t>& in_size);
 
+// How a fractional extent becomes a whole one: tensor_resize's size_rounding.
+enum class SizeRounding : int8_t { kRound, kTruncate, kCeil };
+
+// DALI's sizing of one sample over any number of axes (compute_resize after it has read the
+// arguments; tensor_resize): `requested` extents (0: free, negative: flip), the input windows
+// [lo, hi) per axis (lo > hi flips), the mode, max_size per axis (nullptr: none); each extent is
+// made whole by `rounding` (half away from 0 by default) and, with subpixel_scale, its window
+// scaled about its `alignment` point (0 its start, 1 its end; nullptr: 0.5 on every axis) so
+// that the scale stays the unrounded one.
+ResizeResult plan_resize(std::vector<float> requested, std::vector<float> lo,
+                         std::vector<float> hi, const std::vector<int64_t>& in_shape,
+                         ResizeMode mode, const float* max_size, bool subpixel_scale,
+                         const std::vector<float>* alignment, SizeRounding rounding);
+
+// roi_start / roi_end of one axis of extent `extent` as the window plan_resize takes (relative
+// ones scaled; a window thinner than 1e-3 widened so that it still maps somewhere).
+void input_window(double start, double end, float extent, bool relative, float* lo, float* hi);
+
 // The same for an image: in and out as (H, W), the window as y0, x0, y1, x1, which is what
 // kernels::resample takes as its roi.
 struct ResizeResult2D {

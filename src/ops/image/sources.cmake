@@ -6,6 +6,7 @@ list(APPEND STOKER_SOURCES
   src/ops/image/random_crop_attr.cc
   src/ops/image/random_resized_crop.cc
   src/ops/image/resize.cc
+  src/ops/image/tensor_resize.cc
   src/ops/image/resize_attr.cc)
 list(APPEND STOKER_TEST_SOURCES
   tests/cpp/ops/random_crop_attr_test.cc
