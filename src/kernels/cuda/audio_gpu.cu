@@ -113,18 +113,16 @@ __device__ __forceinline__ float pcm_to_float_dev(T v) {
     return static_cast<float>(static_cast<double>(v) * 2.0 / static_cast<double>(DevLimits<T>::max) - 1.0);
 }
 
+// A [-1, 1] sample as PCM of type T: scaled to T's range in double, then rounded and saturated
+// as every GPU store is (convert_sat_dev; NaN gives 0).
 template <typename T>
 __device__ __forceinline__ T pcm_from_float_dev(float v) {
   if constexpr (std::is_floating_point_v<T>) {
     return static_cast<T>(v);
   } else {
-    if (v != v) return T(0);
     const double m = static_cast<double>(DevLimits<T>::max);
-    const double r = rint(std::is_signed_v<T> ? static_cast<double>(v) * m
-                                              : (static_cast<double>(v) + 1.0) * 0.5 * m);
-    if (r <= static_cast<double>(DevLimits<T>::lowest)) return DevLimits<T>::lowest;
-    if (r >= m) return DevLimits<T>::max;
-    return static_cast<T>(r);
+    return convert_sat_dev<T>(std::is_signed_v<T> ? static_cast<double>(v) * m
+                                                  : (static_cast<double>(v) + 1.0) * 0.5 * m);
   }
 }
 
