@@ -3152,7 +3152,7 @@ def tensor_resize(
     preserve: bool = False,
     bytes_per_sample_hint: Union[_IntList, None] = None,
 ) -> DataNode:
-    """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels); 3 resized axes run on the CPU only.
+    """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels); resized axes spanning 3 (a volume) run on the CPU only.
 
     Keyword arguments:
       sizes (list of float or a per-sample DataNode, optional): Output extents of the axes (one per axis, or one for all); 0 for an extent computed from the others.
@@ -4286,7 +4286,7 @@ class experimental:
         preserve: bool = False,
         bytes_per_sample_hint: Union[_IntList, None] = None,
     ) -> DataNode:
-        """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels); 3 resized axes run on the CPU only.
+        """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels); resized axes spanning 3 (a volume) run on the CPU only.
 
         Keyword arguments:
           sizes (list of float or a per-sample DataNode, optional): Output extents of the axes (one per axis, or one for all); 0 for an extent computed from the others.

@@ -2521,7 +2521,7 @@ class TFRecordReader:
     def __call__(self, **kwargs: Any) -> Any: ...
 
 class TensorResize:
-    """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels); 3 resized axes run on the CPU only.
+    """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels); resized axes spanning 3 (a volume) run on the CPU only.
 
     The function form, whose docstring lists the arguments: fn.tensor_resize.
     """
@@ -3305,7 +3305,7 @@ class experimental:
         def __call__(self, input: _Input, mapx: _Input, mapy: _Input, /, **kwargs: Any) -> DataNode: ...
 
     class TensorResize:
-        """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels); 3 resized axes run on the CPU only.
+        """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels); resized axes spanning 3 (a volume) run on the CPU only.
 
         The function form, whose docstring lists the arguments: fn.tensor_resize.
         """

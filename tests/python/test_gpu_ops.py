@@ -373,7 +373,7 @@ def test_tensor_resize(jpeg_dir):
                                               device=d)]
     check_all(run_twins(jpeg_dir, make), tol=1, rtol=1e-5, atol=1e-4)
     for data, ops in ((signals, [dict(sizes=[93]), dict(scales=[0.3]), dict(scales=[1.0])]),
-                      (tensors, [dict(axes=[1, 3], sizes=[9, 3]), dict(axes=[4], sizes=[5])])):
+                      (tensors, [dict(axes=[2, 3], sizes=[9, 3]), dict(axes=[4], sizes=[5])])):
         for kw in ops:
             def make(kw=kw):
                 return [lambda x, d: fn.tensor_resize(x, device=d, **kw)]

@@ -157,8 +157,9 @@ class TensorResize : public Operator {
   std::optional<kernels::ResampleParams> sample_params(int64_t i) const {
     const TensorPlan& t = plans_[i];
     if (t.in.size() == 3)
-      spec_.arg_error("input", "sample " + std::to_string(i) + " is resized along 3 axes: "
-                               "3-D resampling runs on the CPU only; resize it with "
+      spec_.arg_error("input", "sample " + std::to_string(i) + " is resized along 3 "
+                               "consecutive axes (the first and last resized ones and those "
+                               "between): 3-D resampling runs on the CPU only; resize it with "
                                "device='cpu' (before .gpu())");
     kernels::ResampleParams p = params_;
     if (t.copy) {
@@ -310,8 +311,8 @@ STOKER_REGISTER_OP_NAMED(tensor_resize, "tensor_resize") {
   schema.doc("Resizes tensors of any number of dimensions along the axes given (sizes or scales "
              "per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, "
              "subpixel_scale) and filters. The resized axes must lie within three consecutive "
-             "ones (the axes before them are taken as frames, those after as channels); 3 "
-             "resized axes run on the CPU only.")
+             "ones (the axes before them are taken as frames, those after as channels); "
+             "resized axes spanning 3 (a volume) run on the CPU only.")
       .inputs(1, 1, {"input"}).outputs(1)
       .arg({.name = "sizes", .type = ArgType::kFloatList, .optional = true,
             .doc = "Output extents of the axes (one per axis, or one for all); 0 for an extent "
