@@ -6,6 +6,8 @@
 #   .gpu_deps/testdata/     the shared test files the GPU tests read (JPEGs, edge cases, a few
 #                           PNGs, orientation, video, audio; ~44 MB)
 #   .gpu_deps/whl/          PyAV's wheel for the machine's Python 3.12 (the video tests' reference)
+#   .gpu_deps/lz4whl/       python-lz4's wheel (decoders.inflate's GPU test; 1.4 MB: it can go
+#                           with the test data: `pip install --no-index .gpu_deps/lz4whl/*.whl`)
 # Each goes in a call of its own: `tar xJf .gpu_deps/root.tar.xz -C .gpu_deps` there first, then
 # gpu_check.sh (the build stays on the machine while it is warm).
 #   bash scripts/gpu_deps.sh [SHARED_TESTDATA]
@@ -61,4 +63,9 @@ echo "== PyAV for Python 3.12"
 rm -rf "$out/whl"; mkdir -p "$out/whl"
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d "$out/whl" "av==18.1.0"
-du -sh "$out/root.tar.xz" "$out/testdata" "$out/whl"
+echo "== python-lz4 for Python 3.12 (decoders.inflate's GPU test compresses its data; small"
+echo "   enough to travel with the test data)"
+rm -rf "$out/lz4whl"; mkdir -p "$out/lz4whl"
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d "$out/lz4whl" lz4
+du -sh "$out/root.tar.xz" "$out/testdata" "$out/whl" "$out/lz4whl"

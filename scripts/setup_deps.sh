@@ -26,6 +26,8 @@ command -v protoc >/dev/null || _need_apt+=(protobuf-compiler)
 # them those operators say "built without libsndfile" / "built without libsoxr".
 [ -f /usr/include/sndfile.h ] || _need_apt+=(libsndfile1-dev)
 [ -f /usr/include/soxr.h ] || _need_apt+=(libsoxr-dev)
+# Optional: liblz4 (decoders.inflate on the CPU); without it that backend says so.
+[ -f /usr/include/lz4.h ] || _need_apt+=(liblz4-dev)
 # Optional video: FFmpeg (readers.video, decoders.video); without it those operators say
 # "built without FFmpeg".
 [ -f /usr/include/x86_64-linux-gnu/libavformat/avformat.h ] || [ -f /usr/include/libavformat/avformat.h ] || _need_apt+=(libavformat-dev)
@@ -59,6 +61,7 @@ if [ "${STOKER_TEST_DEPS:-0}" = 1 ]; then
   python3 -c "import lmdb" 2>/dev/null || _need_pip+=("lmdb")  # writes the LMDB test fixtures
   python3 -c "import tifffile" 2>/dev/null || _need_pip+=("tifffile")  # writes tiled/planar TIFF fixtures
   python3 -c "import astropy" 2>/dev/null || _need_pip+=("astropy")  # writes the FITS test files
+  python3 -c "import lz4" 2>/dev/null || _need_pip+=("lz4")  # compresses decoders.inflate's test data
   python3 -c "import pycocotools" 2>/dev/null || _need_pip+=("pycocotools")  # readers.coco masks reference
   python3 -c "import numba" 2>/dev/null || _need_pip+=("numba")  # compiles numba_function's run_fn/setup_fn
   python3 -c "import mypy" 2>/dev/null || _need_pip+=("mypy")  # checks the .pyi stubs (test_stubs.py)

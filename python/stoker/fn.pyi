@@ -3970,6 +3970,41 @@ class decoders:
         """
 
     @staticmethod
+    def inflate(
+        input: _Input,
+        /,
+        *,
+        shape: Union[_IntList, DataNode, None] = None,
+        dtype: _DType = types.DALIDataType.UINT8,
+        layout: _Str = '',
+        chunk_offsets: Union[_IntList, DataNode, None] = None,
+        chunk_sizes: Union[_IntList, DataNode, None] = None,
+        sequence_axis_name: _Str = 'F',
+        algorithm: _Str = 'LZ4',
+        check_output_size: _Bool = False,
+        device: Union[str, None] = None,
+        name: Union[str, None] = None,
+        preserve: bool = False,
+        bytes_per_sample_hint: Union[_IntList, None] = None,
+    ) -> DataNode:
+        """Inflates LZ4-compressed samples (1-D uint8: one LZ4 block each, or several with chunk_offsets / chunk_sizes) into tensors of the given shape and dtype; the chunks of a sample, each inflating to `shape`, are stacked along a new outer axis. On the CPU through liblz4, on the GPU by stoker's kernel. A block must inflate to exactly shape x dtype bytes.
+
+        Keyword arguments:
+          shape (list of int or a per-sample DataNode, optional): Shape of an inflated sample, or of one chunk (required).
+          dtype (stoker.types.DALIDataType, default types.DALIDataType.UINT8): Type of the inflated data.
+          layout (str, default ''): Layout of an inflated chunk; with chunks, sequence_axis_name is put in front.
+          chunk_offsets (list of int or a per-sample DataNode, optional): Where each chunk starts in the sample (without chunk_sizes, each runs to the next, the last to the sample's end).
+          chunk_sizes (list of int or a per-sample DataNode, optional): Compressed size of each chunk (without chunk_offsets, packed from the sample's start).
+          sequence_axis_name (str, default 'F'): Name of the chunks' axis in the layout (with chunks and a layout).
+          algorithm (str, default 'LZ4'): The compression: 'LZ4' (blocks, as nvCOMP's LZ4).
+          check_output_size (bool, default False): Accepted for DALI compatibility; stoker always checks the inflated sizes.
+          device: 'cpu', 'gpu' or 'mixed'.
+          name: a name for the operator (readers: the name for reader_meta).
+          preserve: keep the operator even if its outputs are unused.
+          bytes_per_sample_hint: accepted for DALI; unused.
+        """
+
+    @staticmethod
     def numpy(
         input: _Input,
         /,
@@ -4187,6 +4222,41 @@ class experimental:
         """
 
     @staticmethod
+    def inflate(
+        input: _Input,
+        /,
+        *,
+        shape: Union[_IntList, DataNode, None] = None,
+        dtype: _DType = types.DALIDataType.UINT8,
+        layout: _Str = '',
+        chunk_offsets: Union[_IntList, DataNode, None] = None,
+        chunk_sizes: Union[_IntList, DataNode, None] = None,
+        sequence_axis_name: _Str = 'F',
+        algorithm: _Str = 'LZ4',
+        check_output_size: _Bool = False,
+        device: Union[str, None] = None,
+        name: Union[str, None] = None,
+        preserve: bool = False,
+        bytes_per_sample_hint: Union[_IntList, None] = None,
+    ) -> DataNode:
+        """Inflates LZ4-compressed samples (1-D uint8: one LZ4 block each, or several with chunk_offsets / chunk_sizes) into tensors of the given shape and dtype; the chunks of a sample, each inflating to `shape`, are stacked along a new outer axis. On the CPU through liblz4, on the GPU by stoker's kernel. A block must inflate to exactly shape x dtype bytes.
+
+        Keyword arguments:
+          shape (list of int or a per-sample DataNode, optional): Shape of an inflated sample, or of one chunk (required).
+          dtype (stoker.types.DALIDataType, default types.DALIDataType.UINT8): Type of the inflated data.
+          layout (str, default ''): Layout of an inflated chunk; with chunks, sequence_axis_name is put in front.
+          chunk_offsets (list of int or a per-sample DataNode, optional): Where each chunk starts in the sample (without chunk_sizes, each runs to the next, the last to the sample's end).
+          chunk_sizes (list of int or a per-sample DataNode, optional): Compressed size of each chunk (without chunk_offsets, packed from the sample's start).
+          sequence_axis_name (str, default 'F'): Name of the chunks' axis in the layout (with chunks and a layout).
+          algorithm (str, default 'LZ4'): The compression: 'LZ4' (blocks, as nvCOMP's LZ4).
+          check_output_size (bool, default False): Accepted for DALI compatibility; stoker always checks the inflated sizes.
+          device: 'cpu', 'gpu' or 'mixed'.
+          name: a name for the operator (readers: the name for reader_meta).
+          preserve: keep the operator even if its outputs are unused.
+          bytes_per_sample_hint: accepted for DALI; unused.
+        """
+
+    @staticmethod
     def median_blur(
         input: _Input,
         /,
@@ -4251,6 +4321,65 @@ class experimental:
         Keyword arguments:
           interp (stoker.types.DALIInterpType, default types.DALIInterpType.INTERP_LINEAR): Interpolation type: INTERP_NN, INTERP_LINEAR (default) or INTERP_CUBIC.
           pixel_origin (str, default 'corner'): Pixel origin: "corner" (default; pixel (i, j) covers [i, i+1) x [j, j+1)) or "center" (pixel (i, j) is centred at (i, j)). Defines which part of the pixel (upper-left corner or center) is interpreted as its origin. To match OpenCV, pick "center".
+          device: 'cpu', 'gpu' or 'mixed'.
+          name: a name for the operator (readers: the name for reader_meta).
+          preserve: keep the operator even if its outputs are unused.
+          bytes_per_sample_hint: accepted for DALI; unused.
+        """
+
+    @staticmethod
+    def resize(
+        input: _Input,
+        /,
+        *,
+        resize_x: Union[_Float, DataNode, None] = None,
+        resize_y: Union[_Float, DataNode, None] = None,
+        resize_z: Union[_Float, DataNode, None] = None,
+        size: Union[_FloatList, DataNode, None] = None,
+        resize_shorter: Union[_Float, DataNode, None] = None,
+        resize_longer: Union[_Float, DataNode, None] = None,
+        max_size: Union[_FloatList, None] = None,
+        mode: Union[_Str, None] = None,
+        subpixel_scale: _Bool = True,
+        roi_start: Union[_FloatList, DataNode, None] = None,
+        roi_end: Union[_FloatList, DataNode, None] = None,
+        roi_relative: _Bool = False,
+        dtype: Union[_DType, None] = None,
+        parity: _Str = 'default',
+        minibatch_size: _Int = 32,
+        temp_buffer_hint: _Int = 0,
+        interp_type: types.DALIInterpType = types.DALIInterpType.INTERP_LINEAR,
+        min_filter: Union[types.DALIInterpType, None] = None,
+        mag_filter: Union[types.DALIInterpType, None] = None,
+        antialias: _Bool = True,
+        device: Union[str, None] = None,
+        name: Union[str, None] = None,
+        preserve: bool = False,
+        bytes_per_sample_hint: Union[_IntList, None] = None,
+    ) -> DataNode:
+        """Resizes images (HWC, CHW), sequences of images (FHWC, FCHW, CFHW), volumes (DHWC, CDHW) and sequences of volumes (FDHWC, FCDHW, CFDHW). The output size follows DALI's rules for resize_x / resize_y / resize_z / size, resize_shorter / resize_longer, mode and max_size; shrinking is antialiased by default. Volumes are resampled along depth with the same filter, separably (CPU only). (DALI's experimental.resize, a CV-CUDA resize with resize's arguments; in stoker the same operator as resize.)
+
+        Keyword arguments:
+          resize_x (float or a per-sample DataNode, optional): Output width; 0 or absent: from the other extents (keeping the aspect ratio).
+          resize_y (float or a per-sample DataNode, optional): Output height; 0 or absent: from the other extents.
+          resize_z (float or a per-sample DataNode, optional): Output depth (volumes only); 0 or absent: from the other extents.
+          size (list of float or a per-sample DataNode, optional): Output size (H, W), or (D, H, W) for volumes; 0 for an extent computed from the others.
+          resize_shorter (float or a per-sample DataNode, optional): Length of the shorter side; the aspect ratio is kept.
+          resize_longer (float or a per-sample DataNode, optional): Length of the longer side; the aspect ratio is kept.
+          max_size (list of float, optional): Upper limit of the output extents (one value, or one per axis).
+          mode (str, optional): How size is applied: 'default', 'stretch', 'not_smaller' or 'not_larger'.
+          subpixel_scale (bool, default True): Keep the exact (unrounded) scale, adjusting the source window, rather than stretching to whole output pixels.
+          roi_start (list of float or a per-sample DataNode, optional): Start of the source region (H, W), or (D, H, W) for volumes; absolute, or relative with roi_relative.
+          roi_end (list of float or a per-sample DataNode, optional): End of the source region; a start above the end flips that axis.
+          roi_relative (bool, default False): roi_start and roi_end are fractions of the input size.
+          dtype (stoker.types.DALIDataType, optional): Output type: UINT8, INT16, UINT16 or FLOAT (default: the input's).
+          parity (str, default 'default'): stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge pixels repeated at the borders), 'pil' (Image.resize exactly: borders renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner sampling).
+          minibatch_size (int, default 32): Accepted for DALI compatibility (a GPU batching hint).
+          temp_buffer_hint (int, default 0): Accepted for DALI compatibility; scratch memory is sized by use.
+          interp_type (stoker.types.DALIInterpType, default types.DALIInterpType.INTERP_LINEAR): Interpolation of the resize: INTERP_NN, INTERP_LINEAR, INTERP_CUBIC, INTERP_LANCZOS3, INTERP_TRIANGULAR or INTERP_GAUSSIAN.
+          min_filter (stoker.types.DALIInterpType, optional): Filter when shrinking (default: interp_type).
+          mag_filter (stoker.types.DALIInterpType, optional): Filter when enlarging (default: interp_type).
+          antialias (bool, default True): Widen the filter when shrinking, so that the result does not alias.
           device: 'cpu', 'gpu' or 'mixed'.
           name: a name for the operator (readers: the name for reader_meta).
           preserve: keep the operator even if its outputs are unused.

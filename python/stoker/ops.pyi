@@ -3079,6 +3079,31 @@ class decoders:
         ) -> None: ...
         def __call__(self, data: _Input, anchor: _Input = ..., shape: _Input = ..., /, **kwargs: Any) -> DataNode: ...
 
+    class Inflate:
+        """Inflates LZ4-compressed samples (1-D uint8: one LZ4 block each, or several with chunk_offsets / chunk_sizes) into tensors of the given shape and dtype; the chunks of a sample, each inflating to `shape`, are stacked along a new outer axis. On the CPU through liblz4, on the GPU by stoker's kernel. A block must inflate to exactly shape x dtype bytes.
+
+        The function form, whose docstring lists the arguments: fn.decoders.inflate.
+        """
+        schema_name: str
+        device: Union[str, None]
+        def __init__(
+            self,
+            *,
+            shape: Union[_IntList, DataNode, None] = None,
+            dtype: _DType = types.DALIDataType.UINT8,
+            layout: _Str = '',
+            chunk_offsets: Union[_IntList, DataNode, None] = None,
+            chunk_sizes: Union[_IntList, DataNode, None] = None,
+            sequence_axis_name: _Str = 'F',
+            algorithm: _Str = 'LZ4',
+            check_output_size: _Bool = False,
+            device: Union[str, None] = None,
+            name: Union[str, None] = None,
+            preserve: bool = False,
+            bytes_per_sample_hint: Union[_IntList, None] = None,
+        ) -> None: ...
+        def __call__(self, input: _Input, /, **kwargs: Any) -> DataNode: ...
+
     class Numpy:
         """Decodes NumPy .npy files given as bytes (1-D uint8 samples, e.g. from fn.readers.file) into their arrays: the file's shape and element type (bool, integers, float16/32/64), C order (Fortran-order arrays are transposed), native byte order. All samples of a batch must have one element type and number of dimensions, unless dtype casts them all.
 
@@ -3247,6 +3272,31 @@ class experimental:
         ) -> None: ...
         def __call__(self, data: _Input, filter: _Input, fill_value: _Input = ..., /, **kwargs: Any) -> DataNode: ...
 
+    class Inflate:
+        """Inflates LZ4-compressed samples (1-D uint8: one LZ4 block each, or several with chunk_offsets / chunk_sizes) into tensors of the given shape and dtype; the chunks of a sample, each inflating to `shape`, are stacked along a new outer axis. On the CPU through liblz4, on the GPU by stoker's kernel. A block must inflate to exactly shape x dtype bytes.
+
+        The function form, whose docstring lists the arguments: fn.decoders.inflate.
+        """
+        schema_name: str
+        device: Union[str, None]
+        def __init__(
+            self,
+            *,
+            shape: Union[_IntList, DataNode, None] = None,
+            dtype: _DType = types.DALIDataType.UINT8,
+            layout: _Str = '',
+            chunk_offsets: Union[_IntList, DataNode, None] = None,
+            chunk_sizes: Union[_IntList, DataNode, None] = None,
+            sequence_axis_name: _Str = 'F',
+            algorithm: _Str = 'LZ4',
+            check_output_size: _Bool = False,
+            device: Union[str, None] = None,
+            name: Union[str, None] = None,
+            preserve: bool = False,
+            bytes_per_sample_hint: Union[_IntList, None] = None,
+        ) -> None: ...
+        def __call__(self, input: _Input, /, **kwargs: Any) -> DataNode: ...
+
     class MedianBlur:
         """Median blur: each pixel (each channel apart) becomes the median of the window_size rectangle centred on it, with the edge pixels replicated outside the image (as OpenCV's medianBlur and CV-CUDA's MedianBlur). Images with layout HW, HWC or CHW, or sequences of them (FHWC, FCHW); uint8, uint16, int16 or float32; the output has the input's type and shape.
 
@@ -3303,6 +3353,43 @@ class experimental:
             bytes_per_sample_hint: Union[_IntList, None] = None,
         ) -> None: ...
         def __call__(self, input: _Input, mapx: _Input, mapy: _Input, /, **kwargs: Any) -> DataNode: ...
+
+    class Resize:
+        """Resizes images (HWC, CHW), sequences of images (FHWC, FCHW, CFHW), volumes (DHWC, CDHW) and sequences of volumes (FDHWC, FCDHW, CFDHW). The output size follows DALI's rules for resize_x / resize_y / resize_z / size, resize_shorter / resize_longer, mode and max_size; shrinking is antialiased by default. Volumes are resampled along depth with the same filter, separably (CPU only). (DALI's experimental.resize, a CV-CUDA resize with resize's arguments; in stoker the same operator as resize.)
+
+        The function form, whose docstring lists the arguments: fn.experimental.resize.
+        """
+        schema_name: str
+        device: Union[str, None]
+        def __init__(
+            self,
+            *,
+            resize_x: Union[_Float, DataNode, None] = None,
+            resize_y: Union[_Float, DataNode, None] = None,
+            resize_z: Union[_Float, DataNode, None] = None,
+            size: Union[_FloatList, DataNode, None] = None,
+            resize_shorter: Union[_Float, DataNode, None] = None,
+            resize_longer: Union[_Float, DataNode, None] = None,
+            max_size: Union[_FloatList, None] = None,
+            mode: Union[_Str, None] = None,
+            subpixel_scale: _Bool = True,
+            roi_start: Union[_FloatList, DataNode, None] = None,
+            roi_end: Union[_FloatList, DataNode, None] = None,
+            roi_relative: _Bool = False,
+            dtype: Union[_DType, None] = None,
+            parity: _Str = 'default',
+            minibatch_size: _Int = 32,
+            temp_buffer_hint: _Int = 0,
+            interp_type: types.DALIInterpType = types.DALIInterpType.INTERP_LINEAR,
+            min_filter: Union[types.DALIInterpType, None] = None,
+            mag_filter: Union[types.DALIInterpType, None] = None,
+            antialias: _Bool = True,
+            device: Union[str, None] = None,
+            name: Union[str, None] = None,
+            preserve: bool = False,
+            bytes_per_sample_hint: Union[_IntList, None] = None,
+        ) -> None: ...
+        def __call__(self, input: _Input, /, **kwargs: Any) -> DataNode: ...
 
     class TensorResize:
         """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels); resized axes spanning 3 (a volume) run on the CPU only.

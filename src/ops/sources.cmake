@@ -3,6 +3,7 @@ list(APPEND STOKER_SOURCES
   src/ops/generic/cast.cc
   src/ops/generic/constant.cc
   src/ops/generic/dump_image.cc
+  src/ops/generic/inflate.cc
   src/ops/generic/conditional.cc
   src/ops/generic/batch_permute.cc
   src/ops/generic/join.cc

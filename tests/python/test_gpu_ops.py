@@ -386,3 +386,63 @@ def test_tensor_resize(jpeg_dir):
                                 axes=[1, 2, 3], sizes=[3, 4, 5], device="gpu")
     with pytest.raises(ValueError, match="3-D resampling runs on the CPU only"):
         three_axes().run()
+
+
+def test_experimental_resize_is_resize(jpeg_dir):
+    def make():
+        return [lambda x, d: fn.resize(x, size=[61, 45], device=d),
+                lambda x, d: fn.experimental.resize(x, size=[61, 45], device=d)]
+    for cpu_and_gpu in run_twins(jpeg_dir, make, iters=1):
+        (rc, rg), (ec, eg) = cpu_and_gpu
+        assert_twins(rc, rg)
+        assert_twins(ec, eg)
+        for i in range(len(rg)):
+            np.testing.assert_array_equal(np.asarray(rg.as_cpu()[i]), np.asarray(eg.as_cpu()[i]))
+
+
+def test_inflate():
+    """decoders.inflate on the GPU (stoker's LZ4 kernel, one warp per block): blocks made by the
+    lz4 package inflate to the original arrays, whole and in chunks, with long and overlapping
+    matches; damaged blocks and wrong sizes are errors naming the sample."""
+    lz4_block = pytest.importorskip("lz4.block")
+    rng = np.random.RandomState(5)
+
+    def compress(a):
+        return np.frombuffer(lz4_block.compress(a.tobytes(), store_size=False,
+                                                mode="high_compression"), np.uint8)
+    arrays = [np.tile(np.arange(d, dtype=np.uint8), 3000 // d + 1)[:3000] for d in (1, 2, 3, 31, 33, 40)]
+    arrays += [np.repeat(rng.randint(0, 255, 500).astype(np.uint8), rng.randint(1, 80, 500)),
+               rng.randint(0, 256, 7000).astype(np.uint8), np.zeros(1, np.uint8),
+               np.zeros(0, np.uint8), np.full(300000, 3, np.uint8)]
+
+    def run(data, **kw):
+        @pipeline_def(batch_size=len(data), num_threads=2, device_id=0)
+        def p():
+            return fn.decoders.inflate(fn.external_source(source=lambda: data, batch=True).gpu(),
+                                       device="gpu", **kw)
+        (out,) = p().run()
+        assert isinstance(out, stoker.TensorListGPU)
+        host = out.as_cpu()
+        return [np.array(host[i]) for i in range(len(data))], host.layout()
+
+    for a in arrays:
+        out, _ = run([compress(a)], shape=list(a.shape))
+        np.testing.assert_array_equal(out[0], a)
+    frames = [rng.randint(0, 3, (9, 11, 3)).astype(np.uint8) * 100 for _ in range(6)]
+    blocks = [compress(f) for f in frames]
+    out, layout = run([np.concatenate(blocks), np.concatenate(blocks[:2])], shape=[9, 11, 3],
+                      layout="HWC", chunk_sizes=fn.external_source(
+                          source=lambda: [np.int32([len(b) for b in blocks]),
+                                          np.int32([len(b) for b in blocks[:2]])], batch=True))
+    np.testing.assert_array_equal(out[0], np.stack(frames))
+    np.testing.assert_array_equal(out[1], np.stack(frames[:2]))
+    assert layout == "FHWC"
+    floats = rng.rand(33, 17).astype(np.float32)
+    out, _ = run([compress(floats)], shape=[33, 17], dtype=types.FLOAT)
+    np.testing.assert_array_equal(out[0], floats)
+    damaged = compress(arrays[6]).copy()
+    damaged[len(damaged) // 3:] = 255
+    with pytest.raises(stoker.DecodeError, match="sample 1: not an LZ4 block"):
+        run([compress(arrays[0]), damaged], shape=[arrays[0].size])
+    with pytest.raises(stoker.DecodeError, match="inflates to 3000 bytes, but shape and dtype ask for 3001"):
+        run([compress(arrays[0])], shape=[3001])

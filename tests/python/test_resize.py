@@ -108,3 +108,16 @@ def test_resize_error_messages():
 
     with pytest.raises(ValueError, match=r"^fn\.resize \(test_resize\.py:\d+\): argument 'mode' must be one of"):
         pipe()
+
+
+def test_experimental_resize_is_resize(photos):
+    # DALI's experimental.resize (CV-CUDA, GPU only there) takes resize's arguments; stoker
+    # runs its resize for it, on either device.
+    @pipeline_def(batch_size=len(photos), num_threads=2, device_id=None, seed=1)
+    def pipe():
+        images = fn.decoders.image(fn.readers.file(files=photos)[0])
+        kw = dict(resize_shorter=97, interp_type=types.INTERP_CUBIC, max_size=150)
+        return fn.resize(images, **kw), fn.experimental.resize(images, **kw)
+    a, b = pipe().run()
+    for i in range(len(photos)):
+        np.testing.assert_array_equal(np.asarray(a[i]), np.asarray(b[i]))

@@ -3,6 +3,7 @@ list(APPEND STOKER_CUDA_SOURCES
   src/kernels/cuda/cuda_common.cu
   src/kernels/cuda/detection_gpu.cu
   src/kernels/cuda/filter_gpu.cu
+  src/kernels/cuda/lz4_gpu.cu
   src/kernels/cuda/resample_gpu.cu
   src/kernels/cuda/slice_gpu.cu)
 # The GPU twins of the colour, cast, normalize and erase operators (and the warps, blur).

@@ -163,9 +163,7 @@ class Resize : public Operator {
   bool volume_ = false;
 };
 
-}  // namespace
-
-STOKER_REGISTER_OP_NAMED(resize, "resize") {
+void define_resize(OpSchema& schema) {
   schema.doc("Resizes images (HWC, CHW), sequences of images (FHWC, FCHW, CFHW), volumes (DHWC, "
              "CDHW) and sequences of volumes (FDHWC, FCDHW, CFDHW). The output size follows DALI's "
              "rules for resize_x / resize_y / resize_z / size, resize_shorter / resize_longer, "
@@ -217,6 +215,17 @@ STOKER_REGISTER_OP_NAMED(resize, "resize") {
       .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Resize>(s); })
       STOKER_RESAMPLE_GPU_BACKEND(Resize);
   add_resample_args(schema, "of the resize");
+}
+
+}  // namespace
+
+STOKER_REGISTER_OP_NAMED(resize, "resize") { define_resize(schema); }
+
+// DALI's CV-CUDA resize (GPU only there), with resize's arguments: stoker's resize.
+STOKER_REGISTER_OP_NAMED(experimental_resize, "experimental.resize") {
+  define_resize(schema);
+  schema.doc(schema.doc() + " (DALI's experimental.resize, a CV-CUDA resize with resize's "
+             "arguments; in stoker the same operator as resize.)");
 }
 
 }  // namespace stoker
