@@ -415,9 +415,11 @@ def test_inflate():
                rng.randint(0, 256, 7000).astype(np.uint8), np.zeros(1, np.uint8),
                np.zeros(0, np.uint8), np.full(300000, 3, np.uint8)]
 
-    def run(data, **kw):
+    def run(data, sizes=None, **kw):
         @pipeline_def(batch_size=len(data), num_threads=2, device_id=0)
         def p():
+            if sizes is not None:
+                kw["chunk_sizes"] = fn.external_source(source=lambda: sizes, batch=True)
             return fn.decoders.inflate(fn.external_source(source=lambda: data, batch=True).gpu(),
                                        device="gpu", **kw)
         (out,) = p().run()
@@ -431,9 +433,8 @@ def test_inflate():
     frames = [rng.randint(0, 3, (9, 11, 3)).astype(np.uint8) * 100 for _ in range(6)]
     blocks = [compress(f) for f in frames]
     out, layout = run([np.concatenate(blocks), np.concatenate(blocks[:2])], shape=[9, 11, 3],
-                      layout="HWC", chunk_sizes=fn.external_source(
-                          source=lambda: [np.int32([len(b) for b in blocks]),
-                                          np.int32([len(b) for b in blocks[:2]])], batch=True))
+                      layout="HWC", sizes=[np.int32([len(b) for b in blocks]),
+                                           np.int32([len(b) for b in blocks[:2]])])
     np.testing.assert_array_equal(out[0], np.stack(frames))
     np.testing.assert_array_equal(out[1], np.stack(frames[:2]))
     assert layout == "FHWC"
