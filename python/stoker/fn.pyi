@@ -2669,7 +2669,7 @@ def resize(
     preserve: bool = False,
     bytes_per_sample_hint: Union[_IntList, None] = None,
 ) -> DataNode:
-    """Resizes images (HWC, CHW), sequences of images (FHWC, FCHW, CFHW), volumes (DHWC, CDHW) and sequences of volumes (FDHWC, FCDHW, CFDHW). The output size follows DALI's rules for resize_x / resize_y / resize_z / size, resize_shorter / resize_longer, mode and max_size; shrinking is antialiased by default. Volumes are resampled along depth with the same filter, separably (CPU only).
+    """Resizes images (HWC, CHW), sequences of images (FHWC, FCHW, CFHW), volumes (DHWC, CDHW) and sequences of volumes (FDHWC, FCDHW, CFDHW). The output size follows DALI's rules for resize_x / resize_y / resize_z / size, resize_shorter / resize_longer, mode and max_size; shrinking is antialiased by default. Volumes are resampled along depth with the same filter, separably.
 
     Keyword arguments:
       resize_x (float or a per-sample DataNode, optional): Output width; 0 or absent: from the other extents (keeping the aspect ratio).
@@ -3152,7 +3152,7 @@ def tensor_resize(
     preserve: bool = False,
     bytes_per_sample_hint: Union[_IntList, None] = None,
 ) -> DataNode:
-    """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels); resized axes spanning 3 (a volume) run on the CPU only.
+    """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels).
 
     Keyword arguments:
       sizes (list of float or a per-sample DataNode, optional): Output extents of the axes (one per axis, or one for all); 0 for an extent computed from the others.
@@ -4357,7 +4357,7 @@ class experimental:
         preserve: bool = False,
         bytes_per_sample_hint: Union[_IntList, None] = None,
     ) -> DataNode:
-        """Resizes images (HWC, CHW), sequences of images (FHWC, FCHW, CFHW), volumes (DHWC, CDHW) and sequences of volumes (FDHWC, FCDHW, CFDHW). The output size follows DALI's rules for resize_x / resize_y / resize_z / size, resize_shorter / resize_longer, mode and max_size; shrinking is antialiased by default. Volumes are resampled along depth with the same filter, separably (CPU only). (DALI's experimental.resize, a CV-CUDA resize with resize's arguments; in stoker the same operator as resize.)
+        """Resizes images (HWC, CHW), sequences of images (FHWC, FCHW, CFHW), volumes (DHWC, CDHW) and sequences of volumes (FDHWC, FCDHW, CFDHW). The output size follows DALI's rules for resize_x / resize_y / resize_z / size, resize_shorter / resize_longer, mode and max_size; shrinking is antialiased by default. Volumes are resampled along depth with the same filter, separably. (DALI's experimental.resize, a CV-CUDA resize with resize's arguments; in stoker the same operator as resize.)
 
         Keyword arguments:
           resize_x (float or a per-sample DataNode, optional): Output width; 0 or absent: from the other extents (keeping the aspect ratio).
@@ -4415,7 +4415,7 @@ class experimental:
         preserve: bool = False,
         bytes_per_sample_hint: Union[_IntList, None] = None,
     ) -> DataNode:
-        """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels); resized axes spanning 3 (a volume) run on the CPU only.
+        """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels).
 
         Keyword arguments:
           sizes (list of float or a per-sample DataNode, optional): Output extents of the axes (one per axis, or one for all); 0 for an extent computed from the others.

@@ -2112,7 +2112,7 @@ class Reshape:
     def __call__(self, data: _Input, shape_input: _Input = ..., /, **kwargs: Any) -> DataNode: ...
 
 class Resize:
-    """Resizes images (HWC, CHW), sequences of images (FHWC, FCHW, CFHW), volumes (DHWC, CDHW) and sequences of volumes (FDHWC, FCDHW, CFDHW). The output size follows DALI's rules for resize_x / resize_y / resize_z / size, resize_shorter / resize_longer, mode and max_size; shrinking is antialiased by default. Volumes are resampled along depth with the same filter, separably (CPU only).
+    """Resizes images (HWC, CHW), sequences of images (FHWC, FCHW, CFHW), volumes (DHWC, CDHW) and sequences of volumes (FDHWC, FCDHW, CFDHW). The output size follows DALI's rules for resize_x / resize_y / resize_z / size, resize_shorter / resize_longer, mode and max_size; shrinking is antialiased by default. Volumes are resampled along depth with the same filter, separably.
 
     The function form, whose docstring lists the arguments: fn.resize.
     """
@@ -2521,7 +2521,7 @@ class TFRecordReader:
     def __call__(self, **kwargs: Any) -> Any: ...
 
 class TensorResize:
-    """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels); resized axes spanning 3 (a volume) run on the CPU only.
+    """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels).
 
     The function form, whose docstring lists the arguments: fn.tensor_resize.
     """
@@ -3355,7 +3355,7 @@ class experimental:
         def __call__(self, input: _Input, mapx: _Input, mapy: _Input, /, **kwargs: Any) -> DataNode: ...
 
     class Resize:
-        """Resizes images (HWC, CHW), sequences of images (FHWC, FCHW, CFHW), volumes (DHWC, CDHW) and sequences of volumes (FDHWC, FCDHW, CFDHW). The output size follows DALI's rules for resize_x / resize_y / resize_z / size, resize_shorter / resize_longer, mode and max_size; shrinking is antialiased by default. Volumes are resampled along depth with the same filter, separably (CPU only). (DALI's experimental.resize, a CV-CUDA resize with resize's arguments; in stoker the same operator as resize.)
+        """Resizes images (HWC, CHW), sequences of images (FHWC, FCHW, CFHW), volumes (DHWC, CDHW) and sequences of volumes (FDHWC, FCDHW, CFDHW). The output size follows DALI's rules for resize_x / resize_y / resize_z / size, resize_shorter / resize_longer, mode and max_size; shrinking is antialiased by default. Volumes are resampled along depth with the same filter, separably. (DALI's experimental.resize, a CV-CUDA resize with resize's arguments; in stoker the same operator as resize.)
 
         The function form, whose docstring lists the arguments: fn.experimental.resize.
         """
@@ -3392,7 +3392,7 @@ class experimental:
         def __call__(self, input: _Input, /, **kwargs: Any) -> DataNode: ...
 
     class TensorResize:
-        """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels); resized axes spanning 3 (a volume) run on the CPU only.
+        """Resizes tensors of any number of dimensions along the axes given (sizes or scales per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, subpixel_scale) and filters. The resized axes must lie within three consecutive ones (the axes before them are taken as frames, those after as channels).
 
         The function form, whose docstring lists the arguments: fn.tensor_resize.
         """

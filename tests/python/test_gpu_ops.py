@@ -380,12 +380,29 @@ def test_tensor_resize(jpeg_dir):
             check_all(run_twins(jpeg_dir, make, source=lambda: fn.external_source(
                 source=lambda: data, batch=True)), tol=1, rtol=1e-5, atol=1e-5)
 
-    @pipeline_def(batch_size=4, num_threads=1, device_id=0)
-    def three_axes():
-        return fn.tensor_resize(fn.external_source(source=lambda: tensors, batch=True).gpu(),
-                                axes=[1, 2, 3], sizes=[3, 4, 5], device="gpu")
-    with pytest.raises(ValueError, match="3-D resampling runs on the CPU only"):
-        three_axes().run()
+    # Three resized axes (a volume per frame), and axes 1 and 3 with axis 2 between them kept.
+    for kw in (dict(axes=[1, 2, 3], sizes=[3, 13, 4]), dict(axes=[1, 3], sizes=[9, 3]),
+               dict(axes=[1, 2, 3], scales=[2.0, 0.5, 1.5], interp_type=types.INTERP_CUBIC)):
+        def make(kw=kw):
+            return [lambda x, d: fn.tensor_resize(x, device=d, **kw)]
+        check_all(run_twins(jpeg_dir, make, source=lambda: fn.external_source(
+            source=lambda: tensors, batch=True)), tol=1, rtol=1e-5, atol=1e-5)
+
+
+def test_volume_resize(jpeg_dir):
+    """resize on DHWC / CDHW volumes and FDHWC sequences of them on the GPU: the CPU's
+    resample_volume plan (depth first or last, float intermediates), within 1 of the CPU."""
+    rng = np.random.RandomState(9)
+    vols = [rng.randint(0, 256, (d, 20 + d, 17, 3)).astype(np.uint8) for d in (5, 9, 12, 1)]
+    for layout, data in (("DHWC", vols), ("CDHW", [np.ascontiguousarray(v.transpose(3, 0, 1, 2)) for v in vols]),
+                         ("FDHWC", [np.stack([v, v[::-1]]) for v in vols])):
+        for kw in (dict(size=[7, 11, 9]), dict(size=[16, 10, 30], interp_type=types.INTERP_CUBIC),
+                   dict(resize_z=3, resize_y=40), dict(size=[6, 6, 6], dtype=types.FLOAT),
+                   dict(size=[4, 8, 8], roi_start=[1, 2, 2], roi_end=[4, 12, 15])):
+            def make(kw=kw):
+                return [lambda x, d: fn.resize(x, device=d, **kw)]
+            check_all(run_twins(jpeg_dir, make, source=lambda data=data, layout=layout: fn.external_source(
+                source=lambda: data, batch=True, layout=layout)), tol=1, rtol=1e-5, atol=1e-4)
 
 
 def test_experimental_resize_is_resize(jpeg_dir):

@@ -25,6 +25,7 @@ void run_resample_gpu(Workspace& ws, const std::vector<OutputDesc>& descs,
   Batch& out = ws.outputs[0];
   const size_t in_elem = dtype_size(in.dtype()), out_elem = dtype_size(d.dtype);
   std::vector<kernels::cuda::ResampleJob> jobs;
+  std::vector<kernels::cuda::VolumeJob> volumes;
   auto stream = static_cast<cudaStream_t>(ws.gpu->stream());
   for (size_t i = 0; i < in.size(); ++i) {
     if (!params[i]) {
@@ -42,19 +43,38 @@ void run_resample_gpu(Workspace& ws, const std::vector<OutputDesc>& descs,
       g = {gi.planes, gi.h, gi.w, go.h, go.w, gi.c};
     }
     const int64_t nf = g.planes, ih = g.ih, iw = g.iw, c = g.c, oh = g.oh, ow = g.ow;
-    if (oh == 0 || ow == 0 || c == 0) continue;
-    if (ih == 0 || iw == 0) {  // nothing to sample: zeros
+    if (oh == 0 || ow == 0 || c == 0 || g.od == 0) continue;
+    if (ih == 0 || iw == 0 || g.id == 0) {  // nothing to sample: zeros
       STOKER_CUDA_CHECK(cudaMemsetAsync(out[i].data, 0, out.sample_bytes(i), stream));
       continue;
     }
     for (int64_t f = 0; f < nf; ++f) {
+      const char* src = static_cast<const char*>(in[i].data) + f * g.id * ih * iw * c * in_elem;
+      char* dst = static_cast<char*>(out[i].data) + f * g.od * oh * ow * c * out_elem;
+      if (g.volume) {
+        kernels::cuda::VolumeJob v;
+        v.in = src;
+        v.in_d = g.id;
+        v.in_h = ih;
+        v.in_w = iw;
+        v.out = dst;
+        v.out_d = g.od;
+        v.out_h = oh;
+        v.out_w = ow;
+        v.channels = c;
+        v.params = *params[i];
+        v.z0 = g.z0;
+        v.z1 = g.z1;
+        volumes.push_back(v);
+        continue;
+      }
       kernels::cuda::ResampleJob j;
-      j.in = static_cast<const char*>(in[i].data) + f * ih * iw * c * in_elem;
+      j.in = src;
       j.in_h = ih;
       j.in_w = iw;
       j.in_row_stride = iw * c;
       j.in_pixel_stride = c;
-      j.out = static_cast<char*>(out[i].data) + f * oh * ow * c * out_elem;
+      j.out = dst;
       j.out_h = oh;
       j.out_w = ow;
       j.channels = c;
@@ -62,6 +82,7 @@ void run_resample_gpu(Workspace& ws, const std::vector<OutputDesc>& descs,
       jobs.push_back(j);
     }
   }
+  kernels::cuda::resample_volume_gpu(ws, d.dtype, in.dtype(), volumes);
   kernels::cuda::resample_gpu(ws, d.dtype, in.dtype(), jobs);
 }
 

@@ -14,9 +14,13 @@
 
 namespace stoker {
 
-// A sample as `planes` HWC images of ih x iw x c resampled to oh x ow x c.
+// A sample as `planes` HWC images of ih x iw x c resampled to oh x ow x c; with `volume`, as
+// `planes` DHWC volumes of id such images resampled to od of them over the depth window [z0, z1).
 struct ResampleGeometry {
   int64_t planes = 1, ih = 0, iw = 0, oh = 0, ow = 0, c = 1;
+  bool volume = false;
+  int64_t id = 1, od = 1;
+  double z0 = 0, z1 = 1;
 };
 
 // `geometry`: sample i's images (empty: the input's layout says, resize_layout.h).
@@ -24,8 +28,8 @@ void run_resample_gpu(Workspace& ws, const std::vector<OutputDesc>& descs,
                       const std::vector<std::optional<kernels::ResampleParams>>& params,
                       const std::vector<ResampleGeometry>& geometry);
 
-// An operator that is not about images provides `ResampleGeometry sample_geometry(int64_t i)
-// const` too (tensor_resize).
+// An operator whose samples are not plain images (volumes, tensor_resize's tensors) provides
+// `ResampleGeometry sample_geometry(int64_t i) const` too.
 template <class Op>
 class ResampleGpu final : public Op {
  public:

@@ -64,11 +64,11 @@ class Resize : public Operator {
       spec_.arg_error("input", std::string("must be uint8, int16, uint16 or float32, got ") + dtype_name(in.dtype()) + ".");
     results_.resize(in.size());
     depth_.assign(in.size(), {});
-    volume_ = layout.find('D') != std::string::npos;
+    planes_.assign(in.size(), {});
     OutputDesc d{out_t, layout, {}};
     for (size_t i = 0; i < in.size(); ++i) {
       const Shape& s = in.shape(i);
-      const ResizePlanes g = resize_planes(layout, s);
+      const ResizePlanes g = planes_[i] = resize_planes(layout, s);
       const int64_t h = g.h, w = g.w;
       ResizeArgs a = sample_args(ws, static_cast<int64_t>(i));
       Shape o = s;
@@ -132,15 +132,26 @@ class Resize : public Operator {
     });
   }
 
-  // After setup(): the filter and source window of sample i (for the GPU twin).
+  // After setup(): the filter and source window of sample i, and its images or volumes (for
+  // the GPU twin).
   std::optional<kernels::ResampleParams> sample_params(int64_t i) const {
-    if (volume_)
-      spec_.arg_error("input", "is volumetric (layout with D): 3-D resize runs on the CPU only; "
-                               "resize the volumes before .gpu().");
     kernels::ResampleParams p = params_;
     const ResizeResult2D& r = results_[i];
     p.roi = kernels::ResampleRoi{r.y0, r.x0, r.y1, r.x1};
     return p;
+  }
+
+  ResampleGeometry sample_geometry(int64_t i) const {
+    const ResizePlanes& gi = planes_[i];
+    ResampleGeometry g{gi.planes, gi.h, gi.w, results_[i].out_h, results_[i].out_w, gi.c};
+    if (gi.volume()) {
+      g.volume = true;
+      g.id = gi.d;
+      g.od = depth_[i].out_d;
+      g.z0 = depth_[i].z0;
+      g.z1 = depth_[i].z1;
+    }
+    return g;
   }
 
  private:
@@ -160,7 +171,7 @@ class Resize : public Operator {
     double z0 = 0, z1 = 1;
   };
   std::vector<DepthWindow> depth_;
-  bool volume_ = false;
+  std::vector<ResizePlanes> planes_;  // the input's, per sample
 };
 
 void define_resize(OpSchema& schema) {
@@ -168,7 +179,7 @@ void define_resize(OpSchema& schema) {
              "CDHW) and sequences of volumes (FDHWC, FCDHW, CFDHW). The output size follows DALI's "
              "rules for resize_x / resize_y / resize_z / size, resize_shorter / resize_longer, "
              "mode and max_size; shrinking is antialiased by default. Volumes are resampled "
-             "along depth with the same filter, separably (CPU only).")
+             "along depth with the same filter, separably.")
       .inputs(1, 1, {"input"}).outputs(1)
       .input_layouts({"HWC", "FHWC", "CHW", "FCHW", "CFHW", "DHWC", "FDHWC", "CDHW", "FCDHW", "CFDHW"})
       .arg({.name = "resize_x", .type = ArgType::kFloat, .optional = true,

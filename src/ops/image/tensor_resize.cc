@@ -153,29 +153,34 @@ class TensorResize : public Operator {
     });
   }
 
-  // After setup(): sample i as frames of 2-D images for the GPU twin.
+  // After setup(): sample i as frames of rows, images or volumes for the GPU twin.
   std::optional<kernels::ResampleParams> sample_params(int64_t i) const {
     const TensorPlan& t = plans_[i];
-    if (t.in.size() == 3)
-      spec_.arg_error("input", "sample " + std::to_string(i) + " is resized along 3 "
-                               "consecutive axes (the first and last resized ones and those "
-                               "between): 3-D resampling runs on the CPU only; resize it with "
-                               "device='cpu' (before .gpu())");
     kernels::ResampleParams p = params_;
+    const size_t n = t.in.size();
     if (t.copy) {
       p.roi = kernels::ResampleRoi{0, 0, 1, static_cast<double>(t.in.back())};
-      return p;
+    } else if (n == 1) {
+      p.roi = kernels::ResampleRoi{0, t.lo[0], 1, t.hi[0]};
+    } else {
+      p.roi = kernels::ResampleRoi{t.lo[n - 2], t.lo[n - 1], t.hi[n - 2], t.hi[n - 1]};
     }
-    p.roi = t.in.size() == 2 ? kernels::ResampleRoi{t.lo[0], t.lo[1], t.hi[0], t.hi[1]}
-                             : kernels::ResampleRoi{0, t.lo[0], 1, t.hi[0]};
     return p;
   }
 
   ResampleGeometry sample_geometry(int64_t i) const {
     const TensorPlan& t = plans_[i];
     const size_t n = t.in.size();
-    return {t.frames, n == 2 ? t.in[0] : 1, t.in[n - 1], n == 2 ? t.out[0] : 1, t.out[n - 1],
-            t.channels};
+    ResampleGeometry g{t.frames, n >= 2 ? t.in[n - 2] : 1, t.in[n - 1],
+                       n >= 2 ? t.out[n - 2] : 1, t.out[n - 1], t.channels};
+    if (n == 3) {
+      g.volume = true;
+      g.id = t.in[0];
+      g.od = t.out[0];
+      g.z0 = t.lo[0];
+      g.z1 = t.hi[0];
+    }
+    return g;
   }
 
  private:
@@ -311,8 +316,7 @@ STOKER_REGISTER_OP_NAMED(tensor_resize, "tensor_resize") {
   schema.doc("Resizes tensors of any number of dimensions along the axes given (sizes or scales "
              "per axis), with resize's sizing rules (mode, max_size, roi_start / roi_end, "
              "subpixel_scale) and filters. The resized axes must lie within three consecutive "
-             "ones (the axes before them are taken as frames, those after as channels); "
-             "resized axes spanning 3 (a volume) run on the CPU only.")
+             "ones (the axes before them are taken as frames, those after as channels).")
       .inputs(1, 1, {"input"}).outputs(1)
       .arg({.name = "sizes", .type = ArgType::kFloatList, .optional = true,
             .doc = "Output extents of the axes (one per axis, or one for all); 0 for an extent "

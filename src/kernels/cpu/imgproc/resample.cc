@@ -729,40 +729,25 @@ void resample_volume(Out* out, int64_t out_d, int64_t out_h, int64_t out_w, cons
          "resample_volume: cannot produce a " + std::to_string(out_d) + " x " +
              shape_str(out_h, out_w, C) + " output from an empty input of shape " +
              std::to_string(in_d) + " x " + shape_str(in_h, in_w, C));
-  auto ok = [](double v) { return std::isfinite(v) && std::fabs(v) < 1e9; };
-  if (!ok(z0) || !ok(z1) || z0 == z1)
-    fail(ErrorKind::kInvalidArgument,
-         "resample_volume: the depth window (z0, z1) = (" + std::to_string(z0) + ", " +
-             std::to_string(z1) + ") must be finite, within 1e9 pixels and non-empty");
+  const VolumePlan plan = plan_volume(out_d, out_h, out_w, in_d, in_h, in_w, C, params, z0, z1);
   const int64_t in_slice = in_h * in_w * C, out_slice = out_h * out_w * C;
-  const AxisSpec az = make_axis(in_d, out_d, z0, z1, params);
-  thread_local std::vector<char> table_buffer;
-  const size_t table_size = 64 + table_bytes(az, false) + 64;
-  if (table_buffer.size() < table_size) table_buffer.resize(table_size);
-  Arena arena{table_buffer.data(), table_buffer.data() + table_buffer.size()};
-  const AxisTable tz = build_table(az, params, false, arena);
   auto out_view = [&](Out* p) { return ImageView<Out>(p, out_h, out_w, C); };
   auto in_view = [&](const In* p) { return ImageView<const In>(p, in_h, in_w, C); };
-  if (out_d == in_d && is_identity(tz, out_d)) {  // the slices as they are: 2-D exactly
+  if (plan.identity) {  // the slices as they are: 2-D exactly
     for (int64_t z = 0; z < out_d; z++)
       resample(out_view(out + z * out_slice), in_view(in + z * in_slice), params);
     return;
   }
-  // Work estimate, as make_plan's: the depth pass streams whole slices (four values per
-  // operation); a slice's 2-D resample costs about its input and output pixels.
-  const int64_t used = tz.used_hi - tz.used_lo;
-  const double T = tz.taps, in_px = double(in_h) * in_w, out_px = double(out_h) * out_w;
-  const double plane = (in_px + out_px) * C;
-  const double depth_first = double(out_d) * (in_px * C * T / 4 + plane);
-  const double depth_last = double(used) * plane + double(out_d) * out_px * C * T / 4;
+  const int taps = plan.z.taps;
+  const int64_t used = plan.used_hi - plan.used_lo;
   thread_local std::vector<float> buffer;
-  if (depth_first <= depth_last) {
+  if (plan.depth_first) {
     // Per output slice: the weighted sum of its source slices (float), then its 2-D resample.
     buffer.resize(static_cast<size_t>(in_slice + kRowPad));
     const ImageView<const float> mid(buffer.data(), in_h, in_w, C);
     for (int64_t z = 0; z < out_d; z++) {
-      v_row<In, float>(buffer.data(), C, in + int64_t{tz.start[z]} * in_slice, in_slice, C,
-                       tz.w + z * tz.taps, tz.taps, in_h * in_w, C);
+      v_row<In, float>(buffer.data(), C, in + int64_t{plan.z.start[z]} * in_slice, in_slice, C,
+                       plan.z.w.data() + z * taps, taps, in_h * in_w, C);
       resample(out_view(out + z * out_slice), mid, params);
     }
   } else {
@@ -770,12 +755,45 @@ void resample_volume(Out* out, int64_t out_d, int64_t out_h, int64_t out_w, cons
     buffer.resize(static_cast<size_t>(used * out_slice + kRowPad));
     for (int64_t k = 0; k < used; k++)
       resample(ImageView<float>(buffer.data() + k * out_slice, out_h, out_w, C),
-               in_view(in + (tz.used_lo + k) * in_slice), params);
+               in_view(in + (plan.used_lo + k) * in_slice), params);
     for (int64_t z = 0; z < out_d; z++)
       v_row<float, Out>(out + z * out_slice, C,
-                        buffer.data() + (tz.start[z] - tz.used_lo) * out_slice, out_slice, C,
-                        tz.w + z * tz.taps, tz.taps, out_h * out_w, C);
+                        buffer.data() + (plan.z.start[z] - plan.used_lo) * out_slice, out_slice, C,
+                        plan.z.w.data() + z * taps, taps, out_h * out_w, C);
   }
+}
+
+VolumePlan plan_volume(int64_t out_d, int64_t out_h, int64_t out_w, int64_t in_d, int64_t in_h,
+                       int64_t in_w, int64_t channels, const ResampleParams& params, double z0,
+                       double z1) {
+  auto ok = [](double v) { return std::isfinite(v) && std::fabs(v) < 1e9; };
+  if (!ok(z0) || !ok(z1) || z0 == z1)
+    fail(ErrorKind::kInvalidArgument,
+         "resample_volume: the depth window (z0, z1) = (" + std::to_string(z0) + ", " +
+             std::to_string(z1) + ") must be finite, within 1e9 pixels and non-empty");
+  const int64_t C = channels;
+  const AxisSpec az = make_axis(in_d, out_d, z0, z1, params);
+  thread_local std::vector<char> table_buffer;
+  const size_t table_size = 64 + table_bytes(az, false) + 64;
+  if (table_buffer.size() < table_size) table_buffer.resize(table_size);
+  Arena arena{table_buffer.data(), table_buffer.data() + table_buffer.size()};
+  const AxisTable tz = build_table(az, params, false, arena);
+  VolumePlan plan;
+  plan.z.taps = tz.taps;
+  plan.z.start.assign(tz.start, tz.start + out_d);
+  plan.z.w.assign(tz.w, tz.w + out_d * tz.taps);
+  plan.used_lo = tz.used_lo;
+  plan.used_hi = tz.used_hi;
+  plan.identity = out_d == in_d && is_identity(tz, out_d);
+  // Work estimate, as make_plan's: the depth pass streams whole slices (four values per
+  // operation); a slice's 2-D resample costs about its input and output pixels.
+  const int64_t used = tz.used_hi - tz.used_lo;
+  const double T = tz.taps, in_px = double(in_h) * in_w, out_px = double(out_h) * out_w;
+  const double plane = (in_px + out_px) * C;
+  const double depth_first = double(out_d) * (in_px * C * T / 4 + plane);
+  const double depth_last = double(used) * plane + double(out_d) * out_px * C * T / 4;
+  plan.depth_first = depth_first <= depth_last;
+  return plan;
 }
 
 #define STOKER_RESAMPLE_INSTANTIATE(Out, In)                                                   \

@@ -120,6 +120,19 @@ void resample(const ImageView<Out>& out, const ImageView<const In>& in,
 // [z0, z1) (z1 < z0 flips). The depth pass goes first or last, whichever costs less; all
 // intermediates are float, so values are rounded once, at the end. With depth unchanged (same
 // extent, whole window) every slice is exactly resample() of that slice.
+//
+// plan_volume is that plan, which the GPU twin follows too: the depth weights (output slice z
+// sums source slices start[z], start[z] + 1, ... with taps weights each, in resample()'s vertical
+// order), the source slices read, and whether the depth pass is the identity (then each slice is
+// resampled as it is) or goes first.
+struct VolumePlan {
+  ResampleAxisWeights z;
+  int64_t used_lo = 0, used_hi = 0;
+  bool identity = false, depth_first = false;
+};
+VolumePlan plan_volume(int64_t out_d, int64_t out_h, int64_t out_w, int64_t in_d, int64_t in_h,
+                       int64_t in_w, int64_t channels, const ResampleParams& params, double z0,
+                       double z1);
 template <typename Out, typename In>
 void resample_volume(Out* out, int64_t out_d, int64_t out_h, int64_t out_w, const In* in,
                      int64_t in_d, int64_t in_h, int64_t in_w, int64_t channels,
