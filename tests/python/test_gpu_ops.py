@@ -464,3 +464,26 @@ def test_inflate():
         run([compress(arrays[0]), damaged], shape=[arrays[0].size])
     with pytest.raises(stoker.DecodeError, match="inflates to 3000 bytes, but shape and dtype ask for 3001"):
         run([compress(arrays[0])], shape=[3001])
+
+
+def test_volume_warps(jpeg_dir):
+    """warp_affine and rotate on DHWC volumes and FDHWC sequences of them on the GPU:
+    warp_affine_3d's sampler voxel for voxel (equal to the CPU, nearest exactly)."""
+    rng = np.random.RandomState(4)
+    vols = [rng.randint(0, 256, (d, 14 + d, 19, 3)).astype(np.uint8) for d in (6, 9, 1)]
+    m3 = [0.93, 0.13, 0.057, 1.57, -0.11, 1.17, 0.23, -2.03, 0.053, -0.157, 0.953, 1.07]
+    for layout, data in (("DHWC", vols), ("FDHWC", [np.stack([v, 255 - v]) for v in vols])):
+        for interp, tol in ((types.INTERP_NN, 0), (types.INTERP_LINEAR, 1)):
+            def make(interp=interp):
+                return [lambda x, d: fn.warp_affine(x, matrix=m3, interp_type=interp, device=d),
+                        lambda x, d: fn.warp_affine(x, matrix=m3, interp_type=interp, size=[7, 9, 12],
+                                                    fill_value=7, device=d),
+                        lambda x, d: fn.warp_affine(x, matrix=m3, interp_type=interp, inverse_map=False,
+                                                    dtype=types.FLOAT, device=d),
+                        lambda x, d: fn.rotate(x, angle=37.0, axis=[1, 2, 3], interp_type=interp,
+                                               fill_value=0, device=d),
+                        lambda x, d: fn.rotate(x, angle=-71.0, axis=[0, 1, 0], interp_type=interp,
+                                               keep_size=True, device=d)]
+            check_all(run_twins(jpeg_dir, make, iters=1, source=lambda data=data, layout=layout:
+                                fn.external_source(source=lambda: data, batch=True, layout=layout)),
+                      tol=tol, rtol=1e-6, atol=1e-5)

@@ -45,5 +45,19 @@ bool warp_gpu_supports(DType out, DType in);
 
 void warp_gpu(Workspace& ws, DType out_type, DType in_type, const std::vector<WarpJob>& jobs);
 
+// Volumes (packed DHWC frames): warp_affine_3d's sampler (warp.h) voxel for voxel, nearest or
+// linear, clamp or a fill value (in the output type).
+struct Warp3DJob {
+  const void* in = nullptr;  // device memory, frames of in
+  void* out = nullptr;       // device memory, frames of out
+  int64_t frames = 1;
+  VolumeDims in_dims, out_dims;
+  AffineMap3D map;
+  WarpInterp interp = WarpInterp::kLinear;
+  bool clamp = true;
+  float fill = 0.0f;
+};
+void warp3d_gpu(Workspace& ws, DType out_type, DType in_type, const std::vector<Warp3DJob>& jobs);
+
 }  // namespace kernels::cuda
 }  // namespace stoker

@@ -163,10 +163,6 @@ class AffineWarp : public Operator {
   }
 
   void run_gpu(Workspace& ws, const std::vector<OutputDesc>& descs) {
-    if (volume_)
-      fail(ErrorKind::kInvalidArgument,
-           spec_.display_name() + ": volumes (layout " + ws.input(0).layout() + ") are warped on "
-                                  "the CPU only; run this operator before .gpu().");
     require_device_input(ws);
     const Batch& in = ws.input(0);
     const OutputDesc& d = descs[0];
@@ -174,6 +170,24 @@ class AffineWarp : public Operator {
     Batch& out = ws.outputs[0];
     float fill = 0.0f;  // as DALI: the fill value in the output type
     visit_dtype(d.dtype, [&](auto t) { fill = static_cast<float>(convert_sat<decltype(t)>(border_.fill)); });
+    if (volume_) {
+      std::vector<kernels::cuda::Warp3DJob> jobs(in.size());
+      for (size_t i = 0; i < in.size(); ++i) {
+        const VolumeDims di = volume_dims(in.shape(i)), dout = volume_dims(out.shape(i));
+        kernels::cuda::Warp3DJob& j = jobs[i];
+        j.in = in[i].data;
+        j.out = out[i].data;
+        j.frames = di.frames;
+        j.in_dims = di.v;
+        j.out_dims = dout.v;
+        j.map = maps3_[i];
+        j.interp = interps_[i];
+        j.clamp = border_.clamp;
+        j.fill = fill;
+      }
+      kernels::cuda::warp3d_gpu(ws, d.dtype, in.dtype(), jobs);
+      return;
+    }
     std::vector<kernels::cuda::WarpJob> jobs(in.size());
     for (size_t i = 0; i < in.size(); ++i) {
       ImageDims di = warp_ops::image_dims(in.shape(i)), dout = warp_ops::image_dims(out.shape(i));
