@@ -487,3 +487,26 @@ def test_volume_warps(jpeg_dir):
             check_all(run_twins(jpeg_dir, make, iters=1, source=lambda data=data, layout=layout:
                                 fn.external_source(source=lambda: data, batch=True, layout=layout)),
                       tol=tol, rtol=1e-6, atol=1e-5)
+
+
+def test_volume_crops_flips_pads_and_erase(jpeg_dir):
+    """The layout operators on DHWC and CDHW volumes on the GPU: crop, slice, flip (depthwise
+    too), pad, transpose, erase and crop_mirror_normalize, equal to the CPU."""
+    rng = np.random.RandomState(6)
+    vols = [rng.randint(0, 256, (d, 10 + d, 12, 3)).astype(np.uint8) for d in (4, 6, 8)]
+    for layout, data in (("DHWC", vols), ("CDHW", [np.ascontiguousarray(v.transpose(3, 0, 1, 2)) for v in vols])):
+        def make():
+            return [lambda x, d: fn.crop(x, crop=(3, 5, 6), device=d),
+                    lambda x, d: fn.crop(x, crop_d=2, crop_h=5, crop_w=6, crop_pos_z=0.3, device=d),
+                    lambda x, d: fn.slice(x, rel_start=(0.1, 0.2, 0.1), rel_shape=(0.5, 0.5, 0.6),
+                                          axis_names="DHW", device=d),
+                    lambda x, d: fn.flip(x, horizontal=1, vertical=1, depthwise=1, device=d),
+                    lambda x, d: fn.pad(x, axis_names="DHW", shape=(9, 20, 20), fill_value=3, device=d),
+                    lambda x, d: fn.transpose(x, perm=[1, 2, 0, 3], device=d),
+                    lambda x, d: fn.erase(x, anchor=(1, 2, 2), shape=(2, 3, 3), axis_names="DHW",
+                                          fill_value=9, device=d),
+                    lambda x, d: fn.crop_mirror_normalize(x, crop=(3, 5, 6), mirror=1,
+                                                          dtype=types.FLOAT, device=d)]
+        check_all(run_twins(jpeg_dir, make, batch_size=3, iters=1, source=lambda data=data, layout=layout:
+                            fn.external_source(source=lambda: data, batch=True, layout=layout)),
+                  tol=0, rtol=1e-6, atol=1e-6)
