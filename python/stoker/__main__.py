@@ -106,14 +106,13 @@ def dali_table():
     """DALI's operators (deprecated aliases aside) and the backends stoker has for each, as the
     Markdown the README holds between its dali-operators markers."""
     from . import _dali_ops
-    from ._schema import CPU_DECODED, SCHEMAS, dali_aliases, decodes_on_gpu
+    from ._schema import CPU_DECODED, SCHEMAS, cpu_copy_note, dali_aliases, decodes_on_gpu
     rows, have, full = [], 0, 0
     for name, (backends, replaced_by) in sorted(_dali_ops.FN.items()):
         if replaced_by:
             continue
         # external_source's device='gpu' is its Python side's (the data is copied to the GPU).
-        # The video decoders' GPU device (without CUDA: decoded on the CPU and copied,
-        # CPU_DECODED).
+        # The devices served by the CPU operator and a copy (CPU_DECODED).
         extra = ("gpu",) if name == "external_source" else ()
         cpu_decoded = name in CPU_DECODED and not decodes_on_gpu(name)
         if name in CPU_DECODED and "cpu" in SCHEMAS[name]["backends"]:
@@ -124,7 +123,7 @@ def dali_table():
         status = ("yes" if len(ours) == len(backends) else
                   f"{', '.join(ours)} only" if ours else "not yet")
         if cpu_decoded and ours:
-            status += f" ({CPU_DECODED[name]}: decoded on the CPU, then copied: no CUDA)"
+            status += f" ({CPU_DECODED[name]}: {cpu_copy_note(name)})"
         rows.append(f"| `{name}` | {', '.join(backends) or '-'} | {status} |")
     aliases = sorted(dali_aliases())
     return "\n".join(

@@ -235,11 +235,10 @@ def operator_markdown(op_name):
         # Its device='gpu' is its Python side's: the batches are read on the CPU, then copied.
         backends += ("; also `device='gpu'`: the batches are read on the CPU, then copied to "
                      "the GPU")
-    from ._schema import CPU_DECODED, decodes_on_gpu
+    from ._schema import CPU_DECODED, cpu_copy_note, decodes_on_gpu
     device = CPU_DECODED.get(op_name)
     if device and not decodes_on_gpu(op_name):
-        backends += (f"; also `device='{device}'`, as DALI names it: this build has no CUDA, so "
-                     "the video is decoded on the CPU, then copied to the GPU")
+        backends += f"; also `device='{device}'`, as DALI names it: {cpu_copy_note(op_name)} to the GPU"
     elif device and device not in s["backends"]:
         backends += f"; also `device='{device}'`: decoded on NVDEC"
 

@@ -130,17 +130,23 @@ _OUTPUTS_BY_INPUTS = {
 }
 
 
-# Operators that DALI runs on the GPU with NVDEC, the device it names, and the operator that
-# decodes for them. Where that operator has the device (CUDA builds: NVDEC through FFmpeg), they
-# decode there; in a build without it, asked for that device, the CPU operator runs and each
-# output is copied to the GPU (as .gpu() does, in the mixed stage), so that DALI's video
-# pipelines still run. (experimental.inputs.video and readers.video_resize are built from
-# decoders.video and readers.video: _COMPOSITES.)
+# Operators that DALI runs on a device that stoker serves by running the CPU operator and
+# copying each output to the GPU (in the mixed stage, as .gpu() does), so that DALI's pipelines
+# still run: the device DALI names, and the operator whose backends decide.
+#  - The video decoders (DALI: NVDEC). A CUDA build has that device (NVDEC through FFmpeg); a
+#    build without CUDA decodes on the CPU. (experimental.inputs.video and readers.video_resize
+#    are built from decoders.video and readers.video: _COMPOSITES.)
+#  - readers.numpy and experimental.readers.fits on 'gpu' (DALI: GPUDirect Storage): stoker
+#    reads the files on the CPU.
 CPU_DECODED = {"readers.video": "gpu", "decoders.video": "mixed", "experimental.inputs.video": "mixed",
-               "readers.video_resize": "gpu", "experimental.readers.video": "gpu"}
+               "readers.video_resize": "gpu", "experimental.readers.video": "gpu",
+               "readers.numpy": "gpu", "experimental.readers.fits": "gpu"}
 _DECODED_BY = {"readers.video": "readers.video", "readers.video_resize": "readers.video",
                "decoders.video": "decoders.video", "experimental.inputs.video": "decoders.video",
-               "experimental.readers.video": "experimental.readers.video"}
+               "experimental.readers.video": "experimental.readers.video",
+               "readers.numpy": "readers.numpy",
+               "experimental.readers.fits": "experimental.readers.fits"}
+_READ_ON_CPU = ("readers.numpy", "experimental.readers.fits")
 _cpu_decoded_said = set()
 
 
@@ -150,17 +156,29 @@ def decodes_on_gpu(op_name):
     return CPU_DECODED[op_name] in SCHEMAS.get(base, {}).get("backends", ())
 
 
+def cpu_copy_note(op_name):
+    """How `op_name` serves the device CPU_DECODED names without a backend there, in a few words
+    (the README's DALI table, the API reference)."""
+    if op_name in _READ_ON_CPU:
+        return "read on the CPU, then copied"
+    return "decoded on the CPU, then copied: no CUDA"
+
+
 def _decoded_on_cpu(op_name, device):
     """True (and a log line, once per operator) when `device` is the one CPU_DECODED names and
-    this build decodes it on the CPU."""
+    this build serves it on the CPU."""
     if CPU_DECODED.get(op_name) != device or decodes_on_gpu(op_name):
         return False
     if op_name not in _cpu_decoded_said:
         _cpu_decoded_said.add(op_name)
         import logging
-        logging.getLogger("stoker").info(
-            "fn.%s(device=%r): this build of stoker has no CUDA: it decodes video on the CPU "
-            "(FFmpeg) and copies the frames to the GPU.", op_name, device)
+        if op_name in _READ_ON_CPU:
+            why = ("stoker reads the files on the CPU and copies each batch to the GPU (DALI's "
+                   "GPU reader uses GPUDirect Storage).")
+        else:
+            why = ("this build of stoker has no CUDA: it decodes video on the CPU (FFmpeg) and "
+                   "copies the frames to the GPU.")
+        logging.getLogger("stoker").info("fn.%s(device=%r): %s", op_name, device, why)
     return True
 
 

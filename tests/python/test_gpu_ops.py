@@ -510,3 +510,30 @@ def test_volume_crops_flips_pads_and_erase(jpeg_dir):
         check_all(run_twins(jpeg_dir, make, batch_size=3, iters=1, source=lambda data=data, layout=layout:
                             fn.external_source(source=lambda: data, batch=True, layout=layout)),
                   tol=0, rtol=1e-6, atol=1e-6)
+
+
+def test_readers_numpy_on_gpu(tmp_path):
+    """readers.numpy(device='gpu') (DALI: GPUDirect Storage) reads on the CPU and copies each
+    batch to the GPU: the values and reader meta of the CPU reader, as GPU batches."""
+    rng = np.random.RandomState(2)
+    for i in range(5):
+        np.save(tmp_path / f"{i}.npy", rng.rand(3 + i, 4).astype(np.float32))
+
+    def run(device):
+        @pipeline_def(batch_size=2, num_threads=1, device_id=0)
+        def p():
+            return fn.readers.numpy(file_root=str(tmp_path), device=device, name="R",
+                                    roi_start=[1], roi_end=[3], roi_axes=[0], pad_last_batch=True)
+        pipe = p()
+        out = []
+        for _ in range(3):
+            (o,) = pipe.run()
+            assert isinstance(o, stoker.TensorListGPU if device == "gpu" else stoker.TensorListCPU)
+            o = o.as_cpu() if device == "gpu" else o
+            out.append([np.array(o[i]) for i in range(2)])
+        return out, pipe.reader_meta()["R"]
+    (g, gm), (c, cm) = run("gpu"), run("cpu")
+    assert gm == cm
+    for gb, cb in zip(g, c):
+        for a, b in zip(gb, cb):
+            np.testing.assert_array_equal(a, b)
