@@ -2650,14 +2650,14 @@ def resize(
     size: Union[_FloatList, DataNode, None] = None,
     resize_shorter: Union[_Float, DataNode, None] = None,
     resize_longer: Union[_Float, DataNode, None] = None,
+    dtype: Union[_DType, None] = None,
+    parity: _Str = 'default',
     max_size: Union[_FloatList, None] = None,
     mode: Union[_Str, None] = None,
     subpixel_scale: _Bool = True,
     roi_start: Union[_FloatList, DataNode, None] = None,
     roi_end: Union[_FloatList, DataNode, None] = None,
     roi_relative: _Bool = False,
-    dtype: Union[_DType, None] = None,
-    parity: _Str = 'default',
     minibatch_size: _Int = 32,
     temp_buffer_hint: _Int = 0,
     interp_type: types.DALIInterpType = types.DALIInterpType.INTERP_LINEAR,
@@ -2678,14 +2678,14 @@ def resize(
       size (list of float or a per-sample DataNode, optional): Output size (H, W), or (D, H, W) for volumes; 0 for an extent computed from the others.
       resize_shorter (float or a per-sample DataNode, optional): Length of the shorter side; the aspect ratio is kept.
       resize_longer (float or a per-sample DataNode, optional): Length of the longer side; the aspect ratio is kept.
+      dtype (stoker.types.DALIDataType, optional): Output type: UINT8, INT16, UINT16 or FLOAT (default: the input's).
+      parity (str, default 'default'): stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge pixels repeated at the borders), 'pil' (Image.resize exactly: borders renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner sampling).
       max_size (list of float, optional): Upper limit of the output extents (one value, or one per axis).
-      mode (str, optional): How size is applied: 'default', 'stretch', 'not_smaller' or 'not_larger'.
+      mode (str, optional): How the size is applied: 'default', 'stretch', 'not_smaller' or 'not_larger'.
       subpixel_scale (bool, default True): Keep the exact (unrounded) scale, adjusting the source window, rather than stretching to whole output pixels.
       roi_start (list of float or a per-sample DataNode, optional): Start of the source region (H, W), or (D, H, W) for volumes; absolute, or relative with roi_relative.
       roi_end (list of float or a per-sample DataNode, optional): End of the source region; a start above the end flips that axis.
       roi_relative (bool, default False): roi_start and roi_end are fractions of the input size.
-      dtype (stoker.types.DALIDataType, optional): Output type: UINT8, INT16, UINT16 or FLOAT (default: the input's).
-      parity (str, default 'default'): stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge pixels repeated at the borders), 'pil' (Image.resize exactly: borders renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner sampling).
       minibatch_size (int, default 32): Accepted for DALI compatibility (a GPU batching hint).
       temp_buffer_hint (int, default 0): Accepted for DALI compatibility; scratch memory is sized by use.
       interp_type (stoker.types.DALIInterpType, default types.DALIInterpType.INTERP_LINEAR): Interpolation of the resize: INTERP_NN, INTERP_LINEAR, INTERP_CUBIC, INTERP_LANCZOS3, INTERP_TRIANGULAR or INTERP_GAUSSIAN.
@@ -3133,14 +3133,14 @@ def tensor_resize(
     axes: Union[_IntList, None] = None,
     axis_names: Union[_Str, None] = None,
     size_rounding: _Str = 'round',
-    mode: Union[_Str, None] = None,
-    max_size: Union[_FloatList, None] = None,
-    subpixel_scale: _Bool = True,
     alignment: Union[_FloatList, DataNode, None] = None,
+    dtype: Union[_DType, None] = None,
+    max_size: Union[_FloatList, None] = None,
+    mode: Union[_Str, None] = None,
+    subpixel_scale: _Bool = True,
     roi_start: Union[_FloatList, DataNode, None] = None,
     roi_end: Union[_FloatList, DataNode, None] = None,
     roi_relative: _Bool = False,
-    dtype: Union[_DType, None] = None,
     minibatch_size: _Int = 32,
     temp_buffer_hint: _Int = 0,
     interp_type: types.DALIInterpType = types.DALIInterpType.INTERP_LINEAR,
@@ -3160,14 +3160,14 @@ def tensor_resize(
       axes (list of int, optional): Axes that sizes, scales, max_size, roi_start, roi_end and alignment refer to (negative ones count from the back); default: every axis.
       axis_names (str, optional): The same axes by their names in the input's layout.
       size_rounding (str, default 'round'): How scales round to whole extents: 'round' (half away from 0), 'truncate' or 'ceil'.
-      mode (str, optional): How sizes apply: 'default', 'stretch', 'not_smaller' or 'not_larger'.
-      max_size (list of float, optional): Upper limit of the output extents (one value, or one per axis).
-      subpixel_scale (bool, default True): Keep the exact (unrounded) scale, adjusting the source window, rather than stretching to whole output extents.
       alignment (list of float or a per-sample DataNode, optional): Where a rounded extent's source window keeps its place: 0 its start, 0.5 its centre (default), 1 its end; one value, or one per axis.
+      dtype (stoker.types.DALIDataType, optional): Output type: the input's (default) or FLOAT.
+      max_size (list of float, optional): Upper limit of the output extents (one value, or one per axis).
+      mode (str, optional): How the size is applied: 'default', 'stretch', 'not_smaller' or 'not_larger'.
+      subpixel_scale (bool, default True): Keep the exact (unrounded) scale, adjusting the source window, rather than stretching to whole output pixels.
       roi_start (list of float or a per-sample DataNode, optional): Start of the source region per axis; absolute, or relative with roi_relative.
       roi_end (list of float or a per-sample DataNode, optional): End of the source region; a start above the end flips that axis.
-      roi_relative (bool, default False): roi_start and roi_end are fractions of the input's extents.
-      dtype (stoker.types.DALIDataType, optional): Output type: the input's (default) or FLOAT.
+      roi_relative (bool, default False): roi_start and roi_end are fractions of the input size.
       minibatch_size (int, default 32): Accepted for DALI compatibility (a GPU batching hint).
       temp_buffer_hint (int, default 0): Accepted for DALI compatibility; scratch memory is sized by use.
       interp_type (stoker.types.DALIInterpType, default types.DALIInterpType.INTERP_LINEAR): Interpolation of the resize: INTERP_NN, INTERP_LINEAR, INTERP_CUBIC, INTERP_LANCZOS3, INTERP_TRIANGULAR or INTERP_GAUSSIAN.
@@ -3457,13 +3457,13 @@ def video_reader_resize(
     size: Union[_FloatList, DataNode, None] = None,
     resize_shorter: Union[_Float, DataNode, None] = None,
     resize_longer: Union[_Float, DataNode, None] = None,
+    parity: _Str = 'default',
     max_size: Union[_FloatList, None] = None,
     mode: Union[_Str, None] = None,
     subpixel_scale: _Bool = True,
     roi_start: Union[_FloatList, DataNode, None] = None,
     roi_end: Union[_FloatList, DataNode, None] = None,
     roi_relative: _Bool = False,
-    parity: _Str = 'default',
     minibatch_size: _Int = 32,
     temp_buffer_hint: _Int = 0,
     interp_type: types.DALIInterpType = types.DALIInterpType.INTERP_LINEAR,
@@ -3517,13 +3517,13 @@ def video_reader_resize(
       size (list of float or a per-sample DataNode, optional): Output size (H, W), or (D, H, W) for volumes; 0 for an extent computed from the others.
       resize_shorter (float or a per-sample DataNode, optional): Length of the shorter side; the aspect ratio is kept.
       resize_longer (float or a per-sample DataNode, optional): Length of the longer side; the aspect ratio is kept.
+      parity (str, default 'default'): stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge pixels repeated at the borders), 'pil' (Image.resize exactly: borders renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner sampling).
       max_size (list of float, optional): Upper limit of the output extents (one value, or one per axis).
-      mode (str, optional): How size is applied: 'default', 'stretch', 'not_smaller' or 'not_larger'.
+      mode (str, optional): How the size is applied: 'default', 'stretch', 'not_smaller' or 'not_larger'.
       subpixel_scale (bool, default True): Keep the exact (unrounded) scale, adjusting the source window, rather than stretching to whole output pixels.
       roi_start (list of float or a per-sample DataNode, optional): Start of the source region (H, W), or (D, H, W) for volumes; absolute, or relative with roi_relative.
       roi_end (list of float or a per-sample DataNode, optional): End of the source region; a start above the end flips that axis.
       roi_relative (bool, default False): roi_start and roi_end are fractions of the input size.
-      parity (str, default 'default'): stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge pixels repeated at the borders), 'pil' (Image.resize exactly: borders renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner sampling).
       minibatch_size (int, default 32): Accepted for DALI compatibility (a GPU batching hint).
       temp_buffer_hint (int, default 0): Accepted for DALI compatibility; scratch memory is sized by use.
       interp_type (stoker.types.DALIInterpType, default types.DALIInterpType.INTERP_LINEAR): Interpolation of the resize: INTERP_NN, INTERP_LINEAR, INTERP_CUBIC, INTERP_LANCZOS3, INTERP_TRIANGULAR or INTERP_GAUSSIAN.
@@ -4338,14 +4338,14 @@ class experimental:
         size: Union[_FloatList, DataNode, None] = None,
         resize_shorter: Union[_Float, DataNode, None] = None,
         resize_longer: Union[_Float, DataNode, None] = None,
+        dtype: Union[_DType, None] = None,
+        parity: _Str = 'default',
         max_size: Union[_FloatList, None] = None,
         mode: Union[_Str, None] = None,
         subpixel_scale: _Bool = True,
         roi_start: Union[_FloatList, DataNode, None] = None,
         roi_end: Union[_FloatList, DataNode, None] = None,
         roi_relative: _Bool = False,
-        dtype: Union[_DType, None] = None,
-        parity: _Str = 'default',
         minibatch_size: _Int = 32,
         temp_buffer_hint: _Int = 0,
         interp_type: types.DALIInterpType = types.DALIInterpType.INTERP_LINEAR,
@@ -4366,14 +4366,14 @@ class experimental:
           size (list of float or a per-sample DataNode, optional): Output size (H, W), or (D, H, W) for volumes; 0 for an extent computed from the others.
           resize_shorter (float or a per-sample DataNode, optional): Length of the shorter side; the aspect ratio is kept.
           resize_longer (float or a per-sample DataNode, optional): Length of the longer side; the aspect ratio is kept.
+          dtype (stoker.types.DALIDataType, optional): Output type: UINT8, INT16, UINT16 or FLOAT (default: the input's).
+          parity (str, default 'default'): stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge pixels repeated at the borders), 'pil' (Image.resize exactly: borders renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner sampling).
           max_size (list of float, optional): Upper limit of the output extents (one value, or one per axis).
-          mode (str, optional): How size is applied: 'default', 'stretch', 'not_smaller' or 'not_larger'.
+          mode (str, optional): How the size is applied: 'default', 'stretch', 'not_smaller' or 'not_larger'.
           subpixel_scale (bool, default True): Keep the exact (unrounded) scale, adjusting the source window, rather than stretching to whole output pixels.
           roi_start (list of float or a per-sample DataNode, optional): Start of the source region (H, W), or (D, H, W) for volumes; absolute, or relative with roi_relative.
           roi_end (list of float or a per-sample DataNode, optional): End of the source region; a start above the end flips that axis.
           roi_relative (bool, default False): roi_start and roi_end are fractions of the input size.
-          dtype (stoker.types.DALIDataType, optional): Output type: UINT8, INT16, UINT16 or FLOAT (default: the input's).
-          parity (str, default 'default'): stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge pixels repeated at the borders), 'pil' (Image.resize exactly: borders renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner sampling).
           minibatch_size (int, default 32): Accepted for DALI compatibility (a GPU batching hint).
           temp_buffer_hint (int, default 0): Accepted for DALI compatibility; scratch memory is sized by use.
           interp_type (stoker.types.DALIInterpType, default types.DALIInterpType.INTERP_LINEAR): Interpolation of the resize: INTERP_NN, INTERP_LINEAR, INTERP_CUBIC, INTERP_LANCZOS3, INTERP_TRIANGULAR or INTERP_GAUSSIAN.
@@ -4396,14 +4396,14 @@ class experimental:
         axes: Union[_IntList, None] = None,
         axis_names: Union[_Str, None] = None,
         size_rounding: _Str = 'round',
-        mode: Union[_Str, None] = None,
-        max_size: Union[_FloatList, None] = None,
-        subpixel_scale: _Bool = True,
         alignment: Union[_FloatList, DataNode, None] = None,
+        dtype: Union[_DType, None] = None,
+        max_size: Union[_FloatList, None] = None,
+        mode: Union[_Str, None] = None,
+        subpixel_scale: _Bool = True,
         roi_start: Union[_FloatList, DataNode, None] = None,
         roi_end: Union[_FloatList, DataNode, None] = None,
         roi_relative: _Bool = False,
-        dtype: Union[_DType, None] = None,
         minibatch_size: _Int = 32,
         temp_buffer_hint: _Int = 0,
         interp_type: types.DALIInterpType = types.DALIInterpType.INTERP_LINEAR,
@@ -4423,14 +4423,14 @@ class experimental:
           axes (list of int, optional): Axes that sizes, scales, max_size, roi_start, roi_end and alignment refer to (negative ones count from the back); default: every axis.
           axis_names (str, optional): The same axes by their names in the input's layout.
           size_rounding (str, default 'round'): How scales round to whole extents: 'round' (half away from 0), 'truncate' or 'ceil'.
-          mode (str, optional): How sizes apply: 'default', 'stretch', 'not_smaller' or 'not_larger'.
-          max_size (list of float, optional): Upper limit of the output extents (one value, or one per axis).
-          subpixel_scale (bool, default True): Keep the exact (unrounded) scale, adjusting the source window, rather than stretching to whole output extents.
           alignment (list of float or a per-sample DataNode, optional): Where a rounded extent's source window keeps its place: 0 its start, 0.5 its centre (default), 1 its end; one value, or one per axis.
+          dtype (stoker.types.DALIDataType, optional): Output type: the input's (default) or FLOAT.
+          max_size (list of float, optional): Upper limit of the output extents (one value, or one per axis).
+          mode (str, optional): How the size is applied: 'default', 'stretch', 'not_smaller' or 'not_larger'.
+          subpixel_scale (bool, default True): Keep the exact (unrounded) scale, adjusting the source window, rather than stretching to whole output pixels.
           roi_start (list of float or a per-sample DataNode, optional): Start of the source region per axis; absolute, or relative with roi_relative.
           roi_end (list of float or a per-sample DataNode, optional): End of the source region; a start above the end flips that axis.
-          roi_relative (bool, default False): roi_start and roi_end are fractions of the input's extents.
-          dtype (stoker.types.DALIDataType, optional): Output type: the input's (default) or FLOAT.
+          roi_relative (bool, default False): roi_start and roi_end are fractions of the input size.
           minibatch_size (int, default 32): Accepted for DALI compatibility (a GPU batching hint).
           temp_buffer_hint (int, default 0): Accepted for DALI compatibility; scratch memory is sized by use.
           interp_type (stoker.types.DALIInterpType, default types.DALIInterpType.INTERP_LINEAR): Interpolation of the resize: INTERP_NN, INTERP_LINEAR, INTERP_CUBIC, INTERP_LANCZOS3, INTERP_TRIANGULAR or INTERP_GAUSSIAN.
@@ -5925,13 +5925,13 @@ class readers:
         size: Union[_FloatList, DataNode, None] = None,
         resize_shorter: Union[_Float, DataNode, None] = None,
         resize_longer: Union[_Float, DataNode, None] = None,
+        parity: _Str = 'default',
         max_size: Union[_FloatList, None] = None,
         mode: Union[_Str, None] = None,
         subpixel_scale: _Bool = True,
         roi_start: Union[_FloatList, DataNode, None] = None,
         roi_end: Union[_FloatList, DataNode, None] = None,
         roi_relative: _Bool = False,
-        parity: _Str = 'default',
         minibatch_size: _Int = 32,
         temp_buffer_hint: _Int = 0,
         interp_type: types.DALIInterpType = types.DALIInterpType.INTERP_LINEAR,
@@ -5985,13 +5985,13 @@ class readers:
           size (list of float or a per-sample DataNode, optional): Output size (H, W), or (D, H, W) for volumes; 0 for an extent computed from the others.
           resize_shorter (float or a per-sample DataNode, optional): Length of the shorter side; the aspect ratio is kept.
           resize_longer (float or a per-sample DataNode, optional): Length of the longer side; the aspect ratio is kept.
+          parity (str, default 'default'): stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge pixels repeated at the borders), 'pil' (Image.resize exactly: borders renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner sampling).
           max_size (list of float, optional): Upper limit of the output extents (one value, or one per axis).
-          mode (str, optional): How size is applied: 'default', 'stretch', 'not_smaller' or 'not_larger'.
+          mode (str, optional): How the size is applied: 'default', 'stretch', 'not_smaller' or 'not_larger'.
           subpixel_scale (bool, default True): Keep the exact (unrounded) scale, adjusting the source window, rather than stretching to whole output pixels.
           roi_start (list of float or a per-sample DataNode, optional): Start of the source region (H, W), or (D, H, W) for volumes; absolute, or relative with roi_relative.
           roi_end (list of float or a per-sample DataNode, optional): End of the source region; a start above the end flips that axis.
           roi_relative (bool, default False): roi_start and roi_end are fractions of the input size.
-          parity (str, default 'default'): stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge pixels repeated at the borders), 'pil' (Image.resize exactly: borders renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner sampling).
           minibatch_size (int, default 32): Accepted for DALI compatibility (a GPU batching hint).
           temp_buffer_hint (int, default 0): Accepted for DALI compatibility; scratch memory is sized by use.
           interp_type (stoker.types.DALIInterpType, default types.DALIInterpType.INTERP_LINEAR): Interpolation of the resize: INTERP_NN, INTERP_LINEAR, INTERP_CUBIC, INTERP_LANCZOS3, INTERP_TRIANGULAR or INTERP_GAUSSIAN.

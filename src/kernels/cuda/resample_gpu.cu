@@ -13,6 +13,25 @@ constexpr int kThreads = 256;
 constexpr int kItems = 4;
 constexpr int64_t kChunk = int64_t(kThreads) * kItems;
 
+// Calls f(Out{}, In{}) for a pair of the resampling types (uint8, int16, uint16, float32).
+template <typename F>
+void visit_types(DType out_type, DType in_type, F&& f) {
+  auto with_in = [&](auto out_tag) {
+    switch (in_type) {
+      case DType::kUInt8: return f(out_tag, uint8_t{});
+      case DType::kInt16: return f(out_tag, int16_t{});
+      case DType::kUInt16: return f(out_tag, uint16_t{});
+      default: return f(out_tag, float{});
+    }
+  };
+  switch (out_type) {
+    case DType::kUInt8: with_in(uint8_t{}); break;
+    case DType::kInt16: with_in(int16_t{}); break;
+    case DType::kUInt16: with_in(uint16_t{}); break;
+    default: with_in(float{}); break;
+  }
+}
+
 struct ResampleDesc {
   const void* in;
   void* out;
@@ -209,27 +228,13 @@ void depth_gpu(Workspace& ws, DType out_type, DType in_type, const std::vector<D
   params.upload();
   const int n = static_cast<int>(descs.size());
   auto stream = static_cast<cudaStream_t>(ws.gpu->stream());
-  auto launch = [&](auto out_tag, auto in_tag) {
+  visit_types(out_type, in_type, [&](auto out_tag, auto in_tag) {
     using Out = decltype(out_tag);
     using In = decltype(in_tag);
     depth_kernel<Out, In><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
         params.device<char>(0), params.device<DepthDesc>(descs_off),
         params.device<int>(starts_off), n);
-  };
-  auto with_in = [&](auto out_tag) {
-    switch (in_type) {
-      case DType::kUInt8: return launch(out_tag, uint8_t{});
-      case DType::kInt16: return launch(out_tag, int16_t{});
-      case DType::kUInt16: return launch(out_tag, uint16_t{});
-      default: return launch(out_tag, float{});
-    }
-  };
-  switch (out_type) {
-    case DType::kUInt8: with_in(uint8_t{}); break;
-    case DType::kInt16: with_in(int16_t{}); break;
-    case DType::kUInt16: with_in(uint16_t{}); break;
-    default: with_in(float{}); break;
-  }
+  });
   check_launch("resample_volume_gpu");
 }
 
@@ -368,27 +373,13 @@ void resample_gpu(Workspace& ws, DType out_type, DType in_type, const std::vecto
   params.upload();
   const int n = static_cast<int>(descs.size());
   auto stream = static_cast<cudaStream_t>(ws.gpu->stream());
-  auto launch = [&](auto out_tag, auto in_tag) {
+  visit_types(out_type, in_type, [&](auto out_tag, auto in_tag) {
     using Out = decltype(out_tag);
     using In = decltype(in_tag);
     resample_kernel<Out, In><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
         params.device<char>(0), params.device<ResampleDesc>(descs_off),
         params.device<int>(starts_off), n);
-  };
-  auto with_in = [&](auto out_tag) {
-    switch (in_type) {
-      case DType::kUInt8: return launch(out_tag, uint8_t{});
-      case DType::kInt16: return launch(out_tag, int16_t{});
-      case DType::kUInt16: return launch(out_tag, uint16_t{});
-      default: return launch(out_tag, float{});
-    }
-  };
-  switch (out_type) {
-    case DType::kUInt8: with_in(uint8_t{}); break;
-    case DType::kInt16: with_in(int16_t{}); break;
-    case DType::kUInt16: with_in(uint16_t{}); break;
-    default: with_in(float{}); break;
-  }
+  });
   check_launch("resample_gpu");
 }
 

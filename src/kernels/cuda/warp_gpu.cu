@@ -38,6 +38,25 @@ struct WarpDesc {
   int kind, interp, clamp, fold;
 };
 
+// Calls f(Tag<Out>, Tag<In>) for the pairs the warps take: the same type, to float, or from
+// float (no bool).
+template <typename F>
+void visit_warp_types(DType out_type, DType in_type, F&& f) {
+  if (out_type == in_type) {
+    visit_dev_type(in_type, [&](auto t) {
+      if constexpr (!std::is_same_v<typename decltype(t)::type, BoolByte>) f(t, t);
+    });
+  } else if (out_type == DType::kFloat32) {
+    visit_dev_type(in_type, [&](auto t) {
+      if constexpr (!std::is_same_v<typename decltype(t)::type, BoolByte>) f(Tag<float>{}, t);
+    });
+  } else {
+    visit_dev_type(out_type, [&](auto t) {
+      if constexpr (!std::is_same_v<typename decltype(t)::type, BoolByte>) f(t, Tag<float>{});
+    });
+  }
+}
+
 // ---- warp.h's detail:: helpers, operation for operation
 
 // Brings a coordinate into [lo, hi] (NaN to lo), as RowSampler's tame_x / tame_y.
@@ -353,24 +372,11 @@ void warp3d_gpu(Workspace& ws, DType out_type, DType in_type, const std::vector<
   const int n = plan.jobs();
   auto stream = static_cast<cudaStream_t>(ws.gpu->stream());
   const unsigned blocks = static_cast<unsigned>(plan.blocks());
-  auto launch = [&](auto to, auto ti) {
+  visit_warp_types(out_type, in_type, [&](auto to, auto ti) {
     using Out = typename decltype(to)::type;
     using In = typename decltype(ti)::type;
     warp3d_kernel<Out, In><<<blocks, kThreads, 0, stream>>>(dd, starts, n);
-  };
-  if (out_type == in_type) {
-    visit_dev_type(in_type, [&](auto t) {
-      if constexpr (!std::is_same_v<typename decltype(t)::type, BoolByte>) launch(t, t);
-    });
-  } else if (out_type == DType::kFloat32) {
-    visit_dev_type(in_type, [&](auto t) {
-      if constexpr (!std::is_same_v<typename decltype(t)::type, BoolByte>) launch(Tag<float>{}, t);
-    });
-  } else {
-    visit_dev_type(out_type, [&](auto t) {
-      if constexpr (!std::is_same_v<typename decltype(t)::type, BoolByte>) launch(t, Tag<float>{});
-    });
-  }
+  });
   check_launch("warp3d_gpu");
 }
 
@@ -452,24 +458,11 @@ void warp_gpu(Workspace& ws, DType out_type, DType in_type, const std::vector<Wa
   const int n = plan.jobs();
   auto stream = static_cast<cudaStream_t>(ws.gpu->stream());
   const unsigned blocks = static_cast<unsigned>(plan.blocks());
-  auto launch = [&](auto to, auto ti) {
+  visit_warp_types(out_type, in_type, [&](auto to, auto ti) {
     using Out = typename decltype(to)::type;
     using In = typename decltype(ti)::type;
     warp_kernel<Out, In><<<blocks, kThreads, 0, stream>>>(base, dd, starts, n);
-  };
-  if (out_type == in_type) {
-    visit_dev_type(in_type, [&](auto t) {
-      if constexpr (!std::is_same_v<typename decltype(t)::type, BoolByte>) launch(t, t);
-    });
-  } else if (out_type == DType::kFloat32) {
-    visit_dev_type(in_type, [&](auto t) {
-      if constexpr (!std::is_same_v<typename decltype(t)::type, BoolByte>) launch(Tag<float>{}, t);
-    });
-  } else {
-    visit_dev_type(out_type, [&](auto t) {
-      if constexpr (!std::is_same_v<typename decltype(t)::type, BoolByte>) launch(t, Tag<float>{});
-    });
-  }
+  });
   check_launch("warp_gpu");
 }
 

@@ -59,29 +59,78 @@ inline ResizeArgs resize_args_for_sample(const OpSpec& spec, const ResizeArgs& b
   return a;
 }
 
+// Calls f(Out{}, In{}) for a pair of the types the resampling kernels take (uint8, int16,
+// uint16, float32 on either side); `op` names the operator in the internal error for another.
+template <typename F>
+void visit_resample_types(DType out, DType in, const char* op, F&& f) {
+  visit_dtype(in, [&](auto ti) {
+    using In = decltype(ti);
+    visit_dtype(out, [&](auto to) {
+      using Out = decltype(to);
+      constexpr auto ok = [](auto t) {
+        using T = decltype(t);
+        return std::is_same_v<T, uint8_t> || std::is_same_v<T, int16_t> ||
+               std::is_same_v<T, uint16_t> || std::is_same_v<T, float>;
+      };
+      if constexpr (ok(In{}) && ok(Out{})) f(Out{}, In{});
+      else fail(ErrorKind::kInternal, std::string(op) + ": unsupported type pair");
+    });
+  });
+}
+
 // Resamples the `frames` HWC frames (ih x iw x c) of sample i of `in` into those (oh x ow x c) of
-// sample i of `out` with `p`: uint8, int16, uint16 or float32 in, the same type or float32 out.
-// `op` names the operator in the internal error for any other pair.
+// sample i of `out` with `p`.
 inline void resample_frames(const Batch& in, Batch& out, int64_t i, int64_t frames, int64_t ih,
                             int64_t iw, int64_t oh, int64_t ow, int64_t c,
                             const kernels::ResampleParams& p, const char* op) {
-  visit_dtype(in.dtype(), [&](auto ti) {
+  visit_resample_types(out.dtype(), in.dtype(), op, [&](auto to, auto ti) {
+    using Out = decltype(to);
     using In = decltype(ti);
-    visit_dtype(out.dtype(), [&](auto to) {
-      using Out = decltype(to);
-      if constexpr ((std::is_same_v<In, uint8_t> || std::is_same_v<In, int16_t> ||
-                     std::is_same_v<In, uint16_t> || std::is_same_v<In, float>) &&
-                    (std::is_same_v<Out, In> || std::is_same_v<Out, float>)) {
-        for (int64_t f = 0; f < frames; ++f) {
-          ImageView<const In> src(in.data<In>(i) + f * ih * iw * c, ih, iw, c);
-          ImageView<Out> dst(out.data<Out>(i) + f * oh * ow * c, oh, ow, c);
-          kernels::resample(dst, src, p);
-        }
-      } else {
-        fail(ErrorKind::kInternal, std::string(op) + ": unsupported type pair");
-      }
-    });
+    for (int64_t f = 0; f < frames; ++f) {
+      ImageView<const In> src(in.data<In>(i) + f * ih * iw * c, ih, iw, c);
+      ImageView<Out> dst(out.data<Out>(i) + f * oh * ow * c, oh, ow, c);
+      kernels::resample(dst, src, p);
+    }
   });
+}
+
+// The same for `frames` DHWC volumes (id x ih x iw x c into od x oh x ow x c) over the depth
+// window [z0, z1).
+inline void resample_volumes(const Batch& in, Batch& out, int64_t i, int64_t frames, int64_t id,
+                             int64_t ih, int64_t iw, int64_t od, int64_t oh, int64_t ow, int64_t c,
+                             const kernels::ResampleParams& p, double z0, double z1,
+                             const char* op) {
+  visit_resample_types(out.dtype(), in.dtype(), op, [&](auto to, auto ti) {
+    using Out = decltype(to);
+    using In = decltype(ti);
+    for (int64_t f = 0; f < frames; ++f)
+      kernels::resample_volume(out.data<Out>(i) + f * od * oh * ow * c, od, oh, ow,
+                               in.data<In>(i) + f * id * ih * iw * c, id, ih, iw, c, p, z0, z1);
+  });
+}
+
+// The sizing arguments resize and tensor_resize share; `axes` says which axes their lists
+// follow ("(H, W), or (D, H, W) for volumes", "per axis").
+inline void add_resize_sizing_args(OpSchema& s, const std::string& axes) {
+  s.arg({.name = "max_size", .type = ArgType::kFloatList, .optional = true,
+         .doc = "Upper limit of the output extents (one value, or one per axis)."})
+      .arg({.name = "mode", .type = ArgType::kString, .optional = true,
+            .doc = "How the size is applied: 'default', 'stretch', 'not_smaller' or 'not_larger'.",
+            .choices = {"default", "stretch", "not_smaller", "not_larger"}})
+      .arg({.name = "subpixel_scale", .type = ArgType::kBool, .default_value = true,
+            .doc = "Keep the exact (unrounded) scale, adjusting the source window, rather than "
+                   "stretching to whole output pixels."})
+      .arg({.name = "roi_start", .type = ArgType::kFloatList, .optional = true,
+            .doc = "Start of the source region " + axes + "; absolute, or relative with "
+                   "roi_relative.", .tensor = true})
+      .arg({.name = "roi_end", .type = ArgType::kFloatList, .optional = true,
+            .doc = "End of the source region; a start above the end flips that axis.", .tensor = true})
+      .arg({.name = "roi_relative", .type = ArgType::kBool, .default_value = false,
+            .doc = "roi_start and roi_end are fractions of the input size."})
+      .arg({.name = "minibatch_size", .type = ArgType::kInt, .default_value = int64_t{32},
+            .doc = "Accepted for DALI compatibility (a GPU batching hint).", .min = 1})
+      .arg({.name = "temp_buffer_hint", .type = ArgType::kInt, .default_value = int64_t{0},
+            .doc = "Accepted for DALI compatibility; scratch memory is sized by use.", .min = 0});
 }
 
 // `what` completes "Interpolation ..." in the docs: "of the resize" / "of the fused resize".

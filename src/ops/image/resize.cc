@@ -104,32 +104,11 @@ class Resize : public Operator {
     kernels::ResampleParams p = params_;
     const ResizeResult2D& r = results_[i];
     p.roi = kernels::ResampleRoi{r.y0, r.x0, r.y1, r.x1};
-    visit_dtype(in.dtype(), [&](auto ti) {
-      using In = decltype(ti);
-      visit_dtype(out.dtype(), [&](auto to) {
-        using Out = decltype(to);
-        if constexpr ((std::is_same_v<In, uint8_t> || std::is_same_v<In, int16_t> ||
-                       std::is_same_v<In, uint16_t> || std::is_same_v<In, float>) &&
-                      (std::is_same_v<Out, uint8_t> || std::is_same_v<Out, int16_t> ||
-                       std::is_same_v<Out, uint16_t> || std::is_same_v<Out, float>)) {
-          if (gi.volume()) {
-            const DepthWindow& z = depth_[i];
-            for (int64_t f = 0; f < nf; ++f)
-              kernels::resample_volume(out.data<Out>(i) + f * od * oh * ow * c, od, oh, ow,
-                                       in.data<In>(i) + f * id * ih * iw * c, id, ih, iw, c, p,
-                                       z.z0, z.z1);
-            return;
-          }
-          for (int64_t f = 0; f < nf; ++f) {
-            ImageView<const In> src(in.data<In>(i) + f * ih * iw * c, ih, iw, c);
-            ImageView<Out> dst(out.data<Out>(i) + f * oh * ow * c, oh, ow, c);
-            kernels::resample(dst, src, p);
-          }
-        } else {
-          fail(ErrorKind::kInternal, "resize: unsupported type pair");
-        }
-      });
-    });
+    if (gi.volume())
+      resample_volumes(in, out, i, nf, id, ih, iw, od, oh, ow, c, p, depth_[i].z0, depth_[i].z1,
+                       "resize");
+    else
+      resample_frames(in, out, i, nf, ih, iw, oh, ow, c, p, "resize");
   }
 
   // After setup(): the filter and source window of sample i, and its images or volumes (for
@@ -195,21 +174,6 @@ void define_resize(OpSchema& schema) {
             .doc = "Length of the shorter side; the aspect ratio is kept.", .tensor = true})
       .arg({.name = "resize_longer", .type = ArgType::kFloat, .optional = true,
             .doc = "Length of the longer side; the aspect ratio is kept.", .tensor = true})
-      .arg({.name = "max_size", .type = ArgType::kFloatList, .optional = true,
-            .doc = "Upper limit of the output extents (one value, or one per axis)."})
-      .arg({.name = "mode", .type = ArgType::kString, .optional = true,
-            .doc = "How size is applied: 'default', 'stretch', 'not_smaller' or 'not_larger'.",
-            .choices = {"default", "stretch", "not_smaller", "not_larger"}})
-      .arg({.name = "subpixel_scale", .type = ArgType::kBool, .default_value = true,
-            .doc = "Keep the exact (unrounded) scale, adjusting the source window, rather than "
-                   "stretching to whole output pixels."})
-      .arg({.name = "roi_start", .type = ArgType::kFloatList, .optional = true,
-            .doc = "Start of the source region (H, W), or (D, H, W) for volumes; absolute, or "
-                   "relative with roi_relative.", .tensor = true})
-      .arg({.name = "roi_end", .type = ArgType::kFloatList, .optional = true,
-            .doc = "End of the source region; a start above the end flips that axis.", .tensor = true})
-      .arg({.name = "roi_relative", .type = ArgType::kBool, .default_value = false,
-            .doc = "roi_start and roi_end are fractions of the input size."})
       .arg({.name = "dtype", .type = ArgType::kDType, .optional = true,
             .doc = "Output type: UINT8, INT16, UINT16 or FLOAT (default: the input's)."})
       .arg({.name = "parity", .type = ArgType::kString, .default_value = std::string("default"),
@@ -219,12 +183,9 @@ void define_resize(OpSchema& schema) {
                    "no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner "
                    "sampling).",
             .choices = {"default", "pil", "opencv"}})
-      .arg({.name = "minibatch_size", .type = ArgType::kInt, .default_value = int64_t{32},
-            .doc = "Accepted for DALI compatibility (a GPU batching hint).", .min = 1})
-      .arg({.name = "temp_buffer_hint", .type = ArgType::kInt, .default_value = int64_t{0},
-            .doc = "Accepted for DALI compatibility; scratch memory is sized by use.", .min = 0})
       .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Resize>(s); })
       STOKER_RESAMPLE_GPU_BACKEND(Resize);
+  add_resize_sizing_args(schema, "(H, W), or (D, H, W) for volumes");
   add_resample_args(schema, "of the resize");
 }
 

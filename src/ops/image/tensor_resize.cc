@@ -133,24 +133,8 @@ class TensorResize : public Operator {
       return;
     }
     p.roi = kernels::ResampleRoi{t.lo[1], t.lo[2], t.hi[1], t.hi[2]};
-    const int64_t c = t.channels;
-    const int64_t ivol = t.in[0] * t.in[1] * t.in[2] * c, ovol = t.out[0] * t.out[1] * t.out[2] * c;
-    visit_dtype(in.dtype(), [&](auto ti) {
-      using In = decltype(ti);
-      visit_dtype(out.dtype(), [&](auto to) {
-        using Out = decltype(to);
-        if constexpr ((std::is_same_v<In, uint8_t> || std::is_same_v<In, int16_t> ||
-                       std::is_same_v<In, uint16_t> || std::is_same_v<In, float>) &&
-                      (std::is_same_v<Out, In> || std::is_same_v<Out, float>)) {
-          for (int64_t f = 0; f < t.frames; ++f)
-            kernels::resample_volume(out.data<Out>(i) + f * ovol, t.out[0], t.out[1], t.out[2],
-                                     in.data<In>(i) + f * ivol, t.in[0], t.in[1], t.in[2], c, p,
-                                     t.lo[0], t.hi[0]);
-        } else {
-          fail(ErrorKind::kInternal, "tensor_resize: unsupported type pair");
-        }
-      });
-    });
+    resample_volumes(in, out, i, t.frames, t.in[0], t.in[1], t.in[2], t.out[0], t.out[1],
+                     t.out[2], t.channels, p, t.lo[0], t.hi[0], "tensor_resize");
   }
 
   // After setup(): sample i as frames of rows, images or volumes for the GPU twin.
@@ -332,32 +316,14 @@ STOKER_REGISTER_OP_NAMED(tensor_resize, "tensor_resize") {
             .doc = "How scales round to whole extents: 'round' (half away from 0), 'truncate' "
                    "or 'ceil'.",
             .choices = {"round", "truncate", "ceil"}})
-      .arg({.name = "mode", .type = ArgType::kString, .optional = true,
-            .doc = "How sizes apply: 'default', 'stretch', 'not_smaller' or 'not_larger'.",
-            .choices = {"default", "stretch", "not_smaller", "not_larger"}})
-      .arg({.name = "max_size", .type = ArgType::kFloatList, .optional = true,
-            .doc = "Upper limit of the output extents (one value, or one per axis)."})
-      .arg({.name = "subpixel_scale", .type = ArgType::kBool, .default_value = true,
-            .doc = "Keep the exact (unrounded) scale, adjusting the source window, rather than "
-                   "stretching to whole output extents."})
       .arg({.name = "alignment", .type = ArgType::kFloatList, .optional = true,
             .doc = "Where a rounded extent's source window keeps its place: 0 its start, 0.5 "
                    "its centre (default), 1 its end; one value, or one per axis.", .tensor = true})
-      .arg({.name = "roi_start", .type = ArgType::kFloatList, .optional = true,
-            .doc = "Start of the source region per axis; absolute, or relative with "
-                   "roi_relative.", .tensor = true})
-      .arg({.name = "roi_end", .type = ArgType::kFloatList, .optional = true,
-            .doc = "End of the source region; a start above the end flips that axis.", .tensor = true})
-      .arg({.name = "roi_relative", .type = ArgType::kBool, .default_value = false,
-            .doc = "roi_start and roi_end are fractions of the input's extents."})
       .arg({.name = "dtype", .type = ArgType::kDType, .optional = true,
             .doc = "Output type: the input's (default) or FLOAT."})
-      .arg({.name = "minibatch_size", .type = ArgType::kInt, .default_value = int64_t{32},
-            .doc = "Accepted for DALI compatibility (a GPU batching hint).", .min = 1})
-      .arg({.name = "temp_buffer_hint", .type = ArgType::kInt, .default_value = int64_t{0},
-            .doc = "Accepted for DALI compatibility; scratch memory is sized by use.", .min = 0})
       .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<TensorResize>(s); })
       STOKER_RESAMPLE_GPU_BACKEND(TensorResize);
+  add_resize_sizing_args(schema, "per axis");
   add_resample_args(schema, "of the resize");
 }
 
