@@ -2650,14 +2650,14 @@ def resize(
     size: Union[_FloatList, DataNode, None] = None,
     resize_shorter: Union[_Float, DataNode, None] = None,
     resize_longer: Union[_Float, DataNode, None] = None,
-    dtype: Union[_DType, None] = None,
-    parity: _Str = 'default',
     max_size: Union[_FloatList, None] = None,
     mode: Union[_Str, None] = None,
     subpixel_scale: _Bool = True,
     roi_start: Union[_FloatList, DataNode, None] = None,
     roi_end: Union[_FloatList, DataNode, None] = None,
     roi_relative: _Bool = False,
+    dtype: Union[_DType, None] = None,
+    parity: _Str = 'default',
     minibatch_size: _Int = 32,
     temp_buffer_hint: _Int = 0,
     interp_type: types.DALIInterpType = types.DALIInterpType.INTERP_LINEAR,
@@ -2678,14 +2678,14 @@ def resize(
       size (list of float or a per-sample DataNode, optional): Output size (H, W), or (D, H, W) for volumes; 0 for an extent computed from the others.
       resize_shorter (float or a per-sample DataNode, optional): Length of the shorter side; the aspect ratio is kept.
       resize_longer (float or a per-sample DataNode, optional): Length of the longer side; the aspect ratio is kept.
-      dtype (stoker.types.DALIDataType, optional): Output type: UINT8, INT16, UINT16 or FLOAT (default: the input's).
-      parity (str, default 'default'): stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge pixels repeated at the borders), 'pil' (Image.resize exactly: borders renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner sampling).
       max_size (list of float, optional): Upper limit of the output extents (one value, or one per axis).
       mode (str, optional): How the size is applied: 'default', 'stretch', 'not_smaller' or 'not_larger'.
       subpixel_scale (bool, default True): Keep the exact (unrounded) scale, adjusting the source window, rather than stretching to whole output pixels.
       roi_start (list of float or a per-sample DataNode, optional): Start of the source region (H, W), or (D, H, W) for volumes; absolute, or relative with roi_relative.
       roi_end (list of float or a per-sample DataNode, optional): End of the source region; a start above the end flips that axis.
       roi_relative (bool, default False): roi_start and roi_end are fractions of the input size.
+      dtype (stoker.types.DALIDataType, optional): Output type: UINT8, INT16, UINT16 or FLOAT (default: the input's).
+      parity (str, default 'default'): stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge pixels repeated at the borders), 'pil' (Image.resize exactly: borders renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner sampling).
       minibatch_size (int, default 32): Accepted for DALI compatibility (a GPU batching hint).
       temp_buffer_hint (int, default 0): Accepted for DALI compatibility; scratch memory is sized by use.
       interp_type (stoker.types.DALIInterpType, default types.DALIInterpType.INTERP_LINEAR): Interpolation of the resize: INTERP_NN, INTERP_LINEAR, INTERP_CUBIC, INTERP_LANCZOS3, INTERP_TRIANGULAR or INTERP_GAUSSIAN.
@@ -3457,13 +3457,13 @@ def video_reader_resize(
     size: Union[_FloatList, DataNode, None] = None,
     resize_shorter: Union[_Float, DataNode, None] = None,
     resize_longer: Union[_Float, DataNode, None] = None,
-    parity: _Str = 'default',
     max_size: Union[_FloatList, None] = None,
     mode: Union[_Str, None] = None,
     subpixel_scale: _Bool = True,
     roi_start: Union[_FloatList, DataNode, None] = None,
     roi_end: Union[_FloatList, DataNode, None] = None,
     roi_relative: _Bool = False,
+    parity: _Str = 'default',
     minibatch_size: _Int = 32,
     temp_buffer_hint: _Int = 0,
     interp_type: types.DALIInterpType = types.DALIInterpType.INTERP_LINEAR,
@@ -3517,13 +3517,13 @@ def video_reader_resize(
       size (list of float or a per-sample DataNode, optional): Output size (H, W), or (D, H, W) for volumes; 0 for an extent computed from the others.
       resize_shorter (float or a per-sample DataNode, optional): Length of the shorter side; the aspect ratio is kept.
       resize_longer (float or a per-sample DataNode, optional): Length of the longer side; the aspect ratio is kept.
-      parity (str, default 'default'): stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge pixels repeated at the borders), 'pil' (Image.resize exactly: borders renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner sampling).
       max_size (list of float, optional): Upper limit of the output extents (one value, or one per axis).
       mode (str, optional): How the size is applied: 'default', 'stretch', 'not_smaller' or 'not_larger'.
       subpixel_scale (bool, default True): Keep the exact (unrounded) scale, adjusting the source window, rather than stretching to whole output pixels.
       roi_start (list of float or a per-sample DataNode, optional): Start of the source region (H, W), or (D, H, W) for volumes; absolute, or relative with roi_relative.
       roi_end (list of float or a per-sample DataNode, optional): End of the source region; a start above the end flips that axis.
       roi_relative (bool, default False): roi_start and roi_end are fractions of the input size.
+      parity (str, default 'default'): stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge pixels repeated at the borders), 'pil' (Image.resize exactly: borders renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner sampling).
       minibatch_size (int, default 32): Accepted for DALI compatibility (a GPU batching hint).
       temp_buffer_hint (int, default 0): Accepted for DALI compatibility; scratch memory is sized by use.
       interp_type (stoker.types.DALIInterpType, default types.DALIInterpType.INTERP_LINEAR): Interpolation of the resize: INTERP_NN, INTERP_LINEAR, INTERP_CUBIC, INTERP_LANCZOS3, INTERP_TRIANGULAR or INTERP_GAUSSIAN.
@@ -4338,14 +4338,14 @@ class experimental:
         size: Union[_FloatList, DataNode, None] = None,
         resize_shorter: Union[_Float, DataNode, None] = None,
         resize_longer: Union[_Float, DataNode, None] = None,
-        dtype: Union[_DType, None] = None,
-        parity: _Str = 'default',
         max_size: Union[_FloatList, None] = None,
         mode: Union[_Str, None] = None,
         subpixel_scale: _Bool = True,
         roi_start: Union[_FloatList, DataNode, None] = None,
         roi_end: Union[_FloatList, DataNode, None] = None,
         roi_relative: _Bool = False,
+        dtype: Union[_DType, None] = None,
+        parity: _Str = 'default',
         minibatch_size: _Int = 32,
         temp_buffer_hint: _Int = 0,
         interp_type: types.DALIInterpType = types.DALIInterpType.INTERP_LINEAR,
@@ -4366,14 +4366,14 @@ class experimental:
           size (list of float or a per-sample DataNode, optional): Output size (H, W), or (D, H, W) for volumes; 0 for an extent computed from the others.
           resize_shorter (float or a per-sample DataNode, optional): Length of the shorter side; the aspect ratio is kept.
           resize_longer (float or a per-sample DataNode, optional): Length of the longer side; the aspect ratio is kept.
-          dtype (stoker.types.DALIDataType, optional): Output type: UINT8, INT16, UINT16 or FLOAT (default: the input's).
-          parity (str, default 'default'): stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge pixels repeated at the borders), 'pil' (Image.resize exactly: borders renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner sampling).
           max_size (list of float, optional): Upper limit of the output extents (one value, or one per axis).
           mode (str, optional): How the size is applied: 'default', 'stretch', 'not_smaller' or 'not_larger'.
           subpixel_scale (bool, default True): Keep the exact (unrounded) scale, adjusting the source window, rather than stretching to whole output pixels.
           roi_start (list of float or a per-sample DataNode, optional): Start of the source region (H, W), or (D, H, W) for volumes; absolute, or relative with roi_relative.
           roi_end (list of float or a per-sample DataNode, optional): End of the source region; a start above the end flips that axis.
           roi_relative (bool, default False): roi_start and roi_end are fractions of the input size.
+          dtype (stoker.types.DALIDataType, optional): Output type: UINT8, INT16, UINT16 or FLOAT (default: the input's).
+          parity (str, default 'default'): stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge pixels repeated at the borders), 'pil' (Image.resize exactly: borders renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner sampling).
           minibatch_size (int, default 32): Accepted for DALI compatibility (a GPU batching hint).
           temp_buffer_hint (int, default 0): Accepted for DALI compatibility; scratch memory is sized by use.
           interp_type (stoker.types.DALIInterpType, default types.DALIInterpType.INTERP_LINEAR): Interpolation of the resize: INTERP_NN, INTERP_LINEAR, INTERP_CUBIC, INTERP_LANCZOS3, INTERP_TRIANGULAR or INTERP_GAUSSIAN.
@@ -5925,13 +5925,13 @@ class readers:
         size: Union[_FloatList, DataNode, None] = None,
         resize_shorter: Union[_Float, DataNode, None] = None,
         resize_longer: Union[_Float, DataNode, None] = None,
-        parity: _Str = 'default',
         max_size: Union[_FloatList, None] = None,
         mode: Union[_Str, None] = None,
         subpixel_scale: _Bool = True,
         roi_start: Union[_FloatList, DataNode, None] = None,
         roi_end: Union[_FloatList, DataNode, None] = None,
         roi_relative: _Bool = False,
+        parity: _Str = 'default',
         minibatch_size: _Int = 32,
         temp_buffer_hint: _Int = 0,
         interp_type: types.DALIInterpType = types.DALIInterpType.INTERP_LINEAR,
@@ -5985,13 +5985,13 @@ class readers:
           size (list of float or a per-sample DataNode, optional): Output size (H, W), or (D, H, W) for volumes; 0 for an extent computed from the others.
           resize_shorter (float or a per-sample DataNode, optional): Length of the shorter side; the aspect ratio is kept.
           resize_longer (float or a per-sample DataNode, optional): Length of the longer side; the aspect ratio is kept.
-          parity (str, default 'default'): stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge pixels repeated at the borders), 'pil' (Image.resize exactly: borders renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner sampling).
           max_size (list of float, optional): Upper limit of the output extents (one value, or one per axis).
           mode (str, optional): How the size is applied: 'default', 'stretch', 'not_smaller' or 'not_larger'.
           subpixel_scale (bool, default True): Keep the exact (unrounded) scale, adjusting the source window, rather than stretching to whole output pixels.
           roi_start (list of float or a per-sample DataNode, optional): Start of the source region (H, W), or (D, H, W) for volumes; absolute, or relative with roi_relative.
           roi_end (list of float or a per-sample DataNode, optional): End of the source region; a start above the end flips that axis.
           roi_relative (bool, default False): roi_start and roi_end are fractions of the input size.
+          parity (str, default 'default'): stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge pixels repeated at the borders), 'pil' (Image.resize exactly: borders renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner sampling).
           minibatch_size (int, default 32): Accepted for DALI compatibility (a GPU batching hint).
           temp_buffer_hint (int, default 0): Accepted for DALI compatibility; scratch memory is sized by use.
           interp_type (stoker.types.DALIInterpType, default types.DALIInterpType.INTERP_LINEAR): Interpolation of the resize: INTERP_NN, INTERP_LINEAR, INTERP_CUBIC, INTERP_LANCZOS3, INTERP_TRIANGULAR or INTERP_GAUSSIAN.

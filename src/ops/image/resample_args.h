@@ -126,9 +126,13 @@ inline void add_resize_sizing_args(OpSchema& s, const std::string& axes) {
       .arg({.name = "roi_end", .type = ArgType::kFloatList, .optional = true,
             .doc = "End of the source region; a start above the end flips that axis.", .tensor = true})
       .arg({.name = "roi_relative", .type = ArgType::kBool, .default_value = false,
-            .doc = "roi_start and roi_end are fractions of the input size."})
-      .arg({.name = "minibatch_size", .type = ArgType::kInt, .default_value = int64_t{32},
-            .doc = "Accepted for DALI compatibility (a GPU batching hint).", .min = 1})
+            .doc = "roi_start and roi_end are fractions of the input size."});
+}
+
+// DALI's GPU hints that resize and tensor_resize accept.
+inline void add_resize_hint_args(OpSchema& s) {
+  s.arg({.name = "minibatch_size", .type = ArgType::kInt, .default_value = int64_t{32},
+         .doc = "Accepted for DALI compatibility (a GPU batching hint).", .min = 1})
       .arg({.name = "temp_buffer_hint", .type = ArgType::kInt, .default_value = int64_t{0},
             .doc = "Accepted for DALI compatibility; scratch memory is sized by use.", .min = 0});
 }

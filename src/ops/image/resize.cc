@@ -173,8 +173,9 @@ void define_resize(OpSchema& schema) {
       .arg({.name = "resize_shorter", .type = ArgType::kFloat, .optional = true,
             .doc = "Length of the shorter side; the aspect ratio is kept.", .tensor = true})
       .arg({.name = "resize_longer", .type = ArgType::kFloat, .optional = true,
-            .doc = "Length of the longer side; the aspect ratio is kept.", .tensor = true})
-      .arg({.name = "dtype", .type = ArgType::kDType, .optional = true,
+            .doc = "Length of the longer side; the aspect ratio is kept.", .tensor = true});
+  add_resize_sizing_args(schema, "(H, W), or (D, H, W) for volumes");
+  schema.arg({.name = "dtype", .type = ArgType::kDType, .optional = true,
             .doc = "Output type: UINT8, INT16, UINT16 or FLOAT (default: the input's)."})
       .arg({.name = "parity", .type = ArgType::kString, .default_value = std::string("default"),
             .doc = "stoker: whose resize to reproduce: 'default' (DALI's: its filters, edge "
@@ -182,10 +183,10 @@ void define_resize(OpSchema& schema) {
                    "renormalised, 8-bit rounding between the passes) or 'opencv' (cv2.resize: "
                    "no antialiasing, replicated borders, cubic a=-0.75, INTER_NEAREST's corner "
                    "sampling).",
-            .choices = {"default", "pil", "opencv"}})
-      .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Resize>(s); })
+            .choices = {"default", "pil", "opencv"}});
+  add_resize_hint_args(schema);
+  schema.backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<Resize>(s); })
       STOKER_RESAMPLE_GPU_BACKEND(Resize);
-  add_resize_sizing_args(schema, "(H, W), or (D, H, W) for volumes");
   add_resample_args(schema, "of the resize");
 }
 

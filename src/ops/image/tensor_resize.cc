@@ -324,6 +324,7 @@ STOKER_REGISTER_OP_NAMED(tensor_resize, "tensor_resize") {
       .backend(Backend::kCPU, [](const OpSpec& s) { return std::make_unique<TensorResize>(s); })
       STOKER_RESAMPLE_GPU_BACKEND(TensorResize);
   add_resize_sizing_args(schema, "per axis");
+  add_resize_hint_args(schema);
   add_resample_args(schema, "of the resize");
 }
 
